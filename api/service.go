@@ -1,0 +1,268 @@
+// Package api is slotd's gRPC adapter: it turns requests into calls of the
+// session engine and the engine's results and errors into slotd.v1 messages.
+// Exactly one function, Status, turns an error into a gRPC status.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/clarify"
+	"github.com/slotd/slotd/merge"
+	"github.com/slotd/slotd/problem"
+	"github.com/slotd/slotd/session"
+)
+
+// ReplayedHeader is set to "true" on a response to a turn_id seen before;
+// the body is the stored response, unchanged.
+const ReplayedHeader = "slotd-replayed"
+
+// SlotService implements slotd.v1.SlotService.
+type SlotService struct {
+	slotdv1.UnimplementedSlotServiceServer
+	engine *session.Engine
+	log    *slog.Logger
+}
+
+// NewSlotService builds the service over an engine.
+func NewSlotService(engine *session.Engine, log *slog.Logger) *SlotService {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &SlotService{engine: engine, log: log}
+}
+
+// Register adds the service to a gRPC server.
+func (s *SlotService) Register(srv *grpc.Server) { slotdv1.RegisterSlotServiceServer(srv, s) }
+
+// Turn implements slotd.v1.SlotService.
+func (s *SlotService) Turn(ctx context.Context, req *slotdv1.TurnRequest) (*slotdv1.TurnResponse, error) {
+	tr := session.TurnRequest{
+		Tenant:         TenantFrom(ctx),
+		ConversationID: req.GetConversationId(),
+		Tool:           req.GetTool(),
+		TurnID:         req.GetTurnId(),
+		Locale:         req.GetLocale(),
+		TimeZone:       req.GetTimeZone(),
+	}
+	if req.Arguments != nil {
+		tr.Arguments = req.Arguments.AsMap()
+	}
+	if req.Confirmation != nil {
+		accept := req.Confirmation.GetAccept()
+		tr.Confirmation = &accept
+	}
+	if req.Now != nil {
+		if err := req.Now.CheckValid(); err != nil {
+			return nil, Status(ctx, s.log, problem.InvalidRequest("now", "not a valid timestamp"))
+		}
+		tr.Now = req.Now.AsTime()
+	}
+	res, err := s.engine.Turn(ctx, tr)
+	if err != nil {
+		return nil, Status(ctx, s.log, err)
+	}
+	if res.Replayed {
+		_ = grpc.SetHeader(ctx, metadata.Pairs(ReplayedHeader, "true"))
+	}
+	return turnResponse(res)
+}
+
+// GetSession implements slotd.v1.SlotService.
+func (s *SlotService) GetSession(ctx context.Context, req *slotdv1.GetSessionRequest) (*slotdv1.GetSessionResponse, error) {
+	sess, err := s.engine.Get(ctx, session.Lookup{
+		Tenant: TenantFrom(ctx), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId(),
+	})
+	if err != nil {
+		return nil, Status(ctx, s.log, err)
+	}
+	pb, err := sessionMessage(s.engine.View(sess))
+	if err != nil {
+		return nil, Status(ctx, s.log, err)
+	}
+	return &slotdv1.GetSessionResponse{Session: pb}, nil
+}
+
+// ResetSession implements slotd.v1.SlotService.
+func (s *SlotService) ResetSession(ctx context.Context, req *slotdv1.ResetSessionRequest) (*slotdv1.ResetSessionResponse, error) {
+	sess, changes, err := s.engine.Reset(ctx, session.Lookup{
+		Tenant: TenantFrom(ctx), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId(),
+	}, time.Time{})
+	if err != nil {
+		return nil, Status(ctx, s.log, err)
+	}
+	pb, err := sessionMessage(s.engine.View(sess))
+	if err != nil {
+		return nil, Status(ctx, s.log, err)
+	}
+	out := &slotdv1.ResetSessionResponse{Session: pb}
+	for _, ch := range changes {
+		c, err := changeMessage(session.Change{Change: ch})
+		if err != nil {
+			return nil, Status(ctx, s.log, err)
+		}
+		out.Changes = append(out.Changes, c)
+	}
+	return out, nil
+}
+
+// ListContracts implements slotd.v1.SlotService.
+func (s *SlotService) ListContracts(context.Context, *slotdv1.ListContractsRequest) (*slotdv1.ListContractsResponse, error) {
+	out := &slotdv1.ListContractsResponse{}
+	for _, c := range s.engine.Contracts().All() {
+		out.Contracts = append(out.Contracts, &slotdv1.ContractInfo{
+			Name: c.Name, Version: c.Version, Description: c.Description, RequiresApproval: c.Confirm,
+		})
+	}
+	return out, nil
+}
+
+func turnResponse(r *session.Result) (*slotdv1.TurnResponse, error) {
+	sess, err := sessionMessage(r.Session)
+	if err != nil {
+		return nil, err
+	}
+	out := &slotdv1.TurnResponse{
+		Session:        sess,
+		Action:         actionOf(r.Action),
+		IdempotencyKey: r.IdempotencyKey,
+		Problem:        ProblemMessage(r.Problem),
+		TurnId:         r.TurnID,
+	}
+	if q := r.Question; q != nil {
+		out.Question = &slotdv1.Question{Slot: q.Slot, Text: q.Text, AllowedValues: q.Allowed, Format: q.Format}
+		if out.Question.Old, err = value(q.Old); err != nil {
+			return nil, err
+		}
+		if out.Question.New, err = value(q.New); err != nil {
+			return nil, err
+		}
+	}
+	for _, ch := range r.Changes {
+		c, err := changeMessage(ch)
+		if err != nil {
+			return nil, err
+		}
+		out.Changes = append(out.Changes, c)
+	}
+	if r.Arguments != nil {
+		if out.Arguments, err = structpb.NewStruct(r.Arguments); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func sessionMessage(v session.View) (*slotdv1.Session, error) {
+	slots, err := structpb.NewStruct(v.Slots)
+	if err != nil {
+		return nil, err
+	}
+	out := &slotdv1.Session{
+		Id: v.ID, ConversationId: v.ConversationID, Tool: v.Tool, Status: statusOf(v.Status),
+		Version: v.Version, Slots: slots, Missing: v.Missing, Locale: v.Locale, TimeZone: v.TimeZone,
+		CreatedAt: timestamppb.New(v.CreatedAt), UpdatedAt: timestamppb.New(v.UpdatedAt),
+	}
+	for _, p := range v.Pending {
+		pc := &slotdv1.PendingChange{Slot: p.Slot}
+		if pc.Old, err = value(p.Old); err != nil {
+			return nil, err
+		}
+		if pc.New, err = value(p.New); err != nil {
+			return nil, err
+		}
+		out.Pending = append(out.Pending, pc)
+	}
+	return out, nil
+}
+
+func changeMessage(ch session.Change) (*slotdv1.Change, error) {
+	out := &slotdv1.Change{Slot: ch.Slot, Decision: decisionOf(ch.Decision), Message: ch.Message}
+	var err error
+	if out.Old, err = value(ch.Old); err != nil {
+		return nil, err
+	}
+	if out.New, err = value(ch.New); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// value converts a JSON value; nil stays nil (absent), not a null Value.
+func value(v any) (*structpb.Value, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if n, ok := v.(json.Number); ok {
+		f, err := n.Float64()
+		if err != nil {
+			return structpb.NewStringValue(n.String()), nil
+		}
+		return structpb.NewNumberValue(f), nil
+	}
+	return structpb.NewValue(v)
+}
+
+// ProblemMessage converts a problem; nil stays nil.
+func ProblemMessage(p *problem.Problem) *slotdv1.Problem {
+	if p == nil {
+		return nil
+	}
+	out := &slotdv1.Problem{
+		Type: p.Type, Title: p.Title, Status: int32(p.Status), Detail: p.Detail, Instance: p.Instance,
+		Retryable: p.Retryable, RetryAfterSeconds: int32(p.RetryAfterSeconds), OwnerActionRequired: p.OwnerActionRequired,
+	}
+	for _, e := range p.Errors {
+		out.Errors = append(out.Errors, &slotdv1.FieldError{
+			Pointer: e.Pointer, Input: e.Input, Message: e.Message, AllowedValues: e.Allowed, Format: e.Format,
+		})
+	}
+	return out
+}
+
+var actions = map[clarify.Action]slotdv1.Action{
+	clarify.Ask:       slotdv1.Action_ACTION_ASK,
+	clarify.Reconfirm: slotdv1.Action_ACTION_RECONFIRM,
+	clarify.Confirm:   slotdv1.Action_ACTION_CONFIRM,
+	clarify.Ready:     slotdv1.Action_ACTION_READY,
+	clarify.Repair:    slotdv1.Action_ACTION_REPAIR,
+	clarify.Resume:    slotdv1.Action_ACTION_RESUME,
+	clarify.Handoff:   slotdv1.Action_ACTION_HANDOFF,
+	clarify.Cancelled: slotdv1.Action_ACTION_CANCELLED,
+}
+
+func actionOf(a clarify.Action) slotdv1.Action { return actions[a] }
+
+var decisions = map[merge.Decision]slotdv1.Decision{
+	merge.Filled:      slotdv1.Decision_DECISION_FILLED,
+	merge.Unchanged:   slotdv1.Decision_DECISION_UNCHANGED,
+	merge.Overwritten: slotdv1.Decision_DECISION_OVERWRITTEN,
+	merge.Pending:     slotdv1.Decision_DECISION_PENDING,
+	merge.IgnoredNull: slotdv1.Decision_DECISION_IGNORED_NULL,
+	merge.Rejected:    slotdv1.Decision_DECISION_REJECTED,
+	merge.Carried:     slotdv1.Decision_DECISION_CARRIED,
+	merge.Confirmed:   slotdv1.Decision_DECISION_CONFIRMED,
+	merge.Discarded:   slotdv1.Decision_DECISION_DISCARDED,
+	merge.Cleared:     slotdv1.Decision_DECISION_CLEARED,
+}
+
+func decisionOf(d merge.Decision) slotdv1.Decision { return decisions[d] }
+
+var statuses = map[session.Status]slotdv1.SessionStatus{
+	session.Active:    slotdv1.SessionStatus_SESSION_STATUS_ACTIVE,
+	session.Completed: slotdv1.SessionStatus_SESSION_STATUS_COMPLETED,
+	session.Abandoned: slotdv1.SessionStatus_SESSION_STATUS_ABANDONED,
+	session.Expired:   slotdv1.SessionStatus_SESSION_STATUS_EXPIRED,
+	session.Reset:     slotdv1.SessionStatus_SESSION_STATUS_RESET,
+	session.Cancelled: slotdv1.SessionStatus_SESSION_STATUS_CANCELLED,
+}
+
+func statusOf(s session.Status) slotdv1.SessionStatus { return statuses[s] }

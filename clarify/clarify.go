@@ -1,0 +1,277 @@
+// Package clarify decides the one next step of a turn and words it: which
+// slot to ask about (by meaning, never by field name), which changed
+// irreversible value to re-confirm, when to ask for approval, and when the
+// arguments are ready. It is pure: the same input gives the same step.
+package clarify
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/merge"
+	"github.com/slotd/slotd/problem"
+)
+
+// Action is the next step.
+type Action string
+
+// The actions, as they appear in responses and in the history.
+const (
+	Ask       Action = "ASK"
+	Reconfirm Action = "RECONFIRM"
+	Confirm   Action = "CONFIRM"
+	Ready     Action = "READY"
+	Repair    Action = "REPAIR"
+	Resume    Action = "RESUME"
+	Handoff   Action = "HANDOFF"
+	Cancelled Action = "CANCELLED"
+)
+
+// Input is everything the decision depends on.
+type Input struct {
+	Contract *contract.Contract
+	State    merge.State
+	// Report is the contract's whole check of State.Slots.
+	Report contract.Report
+	// Rejected lists the slots whose value this turn was refused.
+	Rejected []string
+	// Approved is true when the user approved exactly these arguments.
+	Approved bool
+	Locale   string
+}
+
+// Question is what to ask the user, in the session's locale.
+type Question struct {
+	Slot    string   `json:"slot,omitempty"`
+	Text    string   `json:"text"`
+	Allowed []string `json:"allowed_values,omitempty"`
+	Format  string   `json:"format,omitempty"`
+	Old     any      `json:"old,omitempty"`
+	New     any      `json:"new,omitempty"`
+}
+
+// Step is the decision.
+type Step struct {
+	Action   Action
+	Question *Question
+	// Violations explain a REPAIR.
+	Violations []problem.FieldError
+}
+
+// Decide picks the next step, in this order: a pending re-confirmation; a
+// value refused this turn (asked again); the first missing slot in contract
+// order; a failed cross-field rule (REPAIR); approval of a summary when the
+// tool is an action; READY.
+func Decide(in Input) Step {
+	c := in.Contract
+	if pending := c.InOrder(keys(in.State.Pending)); len(pending) > 0 {
+		slot := pending[0]
+		return Step{Action: Reconfirm, Question: in.reconfirm(slot)}
+	}
+	if rejected := c.InOrder(in.Rejected); len(rejected) > 0 {
+		return Step{Action: Ask, Question: in.ask(rejected[0])}
+	}
+	if len(in.Report.Missing) > 0 {
+		return Step{Action: Ask, Question: in.ask(in.Report.Missing[0])}
+	}
+	if len(in.Report.Violations) > 0 {
+		step := Step{Action: Repair, Violations: in.Report.Violations}
+		for _, v := range in.Report.Violations {
+			if slot := slotOf(v.Pointer); c.Property(slot) != nil {
+				step.Question = in.ask(slot)
+				break
+			}
+		}
+		return step
+	}
+	if c.Confirm && !in.Approved {
+		return Step{Action: Confirm, Question: &Question{Text: in.summary()}}
+	}
+	return Step{Action: Ready}
+}
+
+// AskFor words the question for one slot; the turn engine uses it when it
+// must ask about a slot outside Decide.
+func AskFor(in Input, slot string) *Question { return in.ask(slot) }
+
+func (in Input) ask(slot string) *Question {
+	c := in.Contract
+	p := c.Property(slot)
+	text := p.Ask(in.Locale, c.DefaultLocale)
+	if text == "" {
+		text = phrase(in.Locale, c.DefaultLocale, "ask")
+	}
+	return &Question{
+		Slot:    slot,
+		Text:    in.fill(text, map[string]any{"label": p.Label(in.Locale, c.DefaultLocale)}),
+		Allowed: p.Enum,
+		Format:  formatOf(p),
+	}
+}
+
+func formatOf(p *contract.Property) string {
+	if len(p.Enum) > 0 {
+		return ""
+	}
+	fe := contract.Expected(p)
+	return fe
+}
+
+func (in Input) reconfirm(slot string) *Question {
+	c := in.Contract
+	p := c.Property(slot)
+	old, nu := in.State.Slots[slot], in.State.Pending[slot]
+	text := in.fill(phrase(in.Locale, c.DefaultLocale, "reconfirm"), map[string]any{
+		"label": capitalize(p.Label(in.Locale, c.DefaultLocale)),
+		"old":   Display(old),
+		"new":   Display(nu),
+	})
+	return &Question{Slot: slot, Text: text, Old: old, New: nu}
+}
+
+func (in Input) summary() string {
+	c := in.Contract
+	if t := c.ConfirmText(in.Locale); t != "" {
+		return in.fill(t, nil)
+	}
+	var parts []string
+	for _, p := range c.Properties {
+		if v, ok := in.State.Slots[p.Name]; ok {
+			parts = append(parts, p.Label(in.Locale, c.DefaultLocale)+": "+Display(v))
+		}
+	}
+	return in.fill(phrase(in.Locale, c.DefaultLocale, "confirm"), map[string]any{"summary": strings.Join(parts, "; ")})
+}
+
+// ChangeMessage is what to tell the user about a change, or "" when there is
+// nothing to say.
+func ChangeMessage(c *contract.Contract, locale string, ch merge.Change) string {
+	p := c.Property(ch.Slot)
+	if p == nil || ch.Decision != merge.Overwritten {
+		return ""
+	}
+	in := Input{Contract: c, Locale: locale}
+	return in.fill(phrase(locale, c.DefaultLocale, "overwritten"), map[string]any{
+		"label": p.Label(locale, c.DefaultLocale),
+		"new":   Display(ch.New),
+	})
+}
+
+// CancelledText is the reply when the user declines the final approval.
+func CancelledText(c *contract.Contract, locale string) string {
+	return phrase(locale, c.DefaultLocale, "cancelled")
+}
+
+var (
+	placeholder = regexp.MustCompile(`\{([A-Za-z0-9_.\-]+)\}`)
+	optional    = regexp.MustCompile(`\[([^\[\]]*)\]`)
+)
+
+// fill replaces {name} with extra[name] or the slot's value. A [bracketed]
+// part is kept only when every placeholder in it has a value, so a question
+// can mention a slot that may still be empty.
+func (in Input) fill(tmpl string, extra map[string]any) string {
+	lookup := func(name string) (string, bool) {
+		if v, ok := extra[name]; ok {
+			return fmt.Sprint(v), true
+		}
+		if v, ok := in.State.Slots[name]; ok {
+			return Display(v), true
+		}
+		return "", false
+	}
+	tmpl = optional.ReplaceAllStringFunc(tmpl, func(seg string) string {
+		inner := seg[1 : len(seg)-1]
+		for _, m := range placeholder.FindAllStringSubmatch(inner, -1) {
+			if _, ok := lookup(m[1]); !ok {
+				return ""
+			}
+		}
+		return inner
+	})
+	return placeholder.ReplaceAllStringFunc(tmpl, func(m string) string {
+		name := m[1 : len(m)-1]
+		if s, ok := lookup(name); ok {
+			return s
+		}
+		if p := in.Contract.Property(name); p != nil {
+			return "…"
+		}
+		return m
+	})
+}
+
+// Display renders a slot value for a sentence.
+func Display(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "—"
+	case string:
+		return t
+	case float64:
+		return fmt.Sprintf("%v", t)
+	}
+	return fmt.Sprint(v)
+}
+
+func capitalize(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+func slotOf(pointer string) string {
+	pointer = strings.TrimPrefix(pointer, "/")
+	if i := strings.IndexByte(pointer, '/'); i >= 0 {
+		pointer = pointer[:i]
+	}
+	return strings.NewReplacer("~1", "/", "~0", "~").Replace(pointer)
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// phrases are slotd's own sentences, per locale.
+var phrases = map[string]map[string]string{
+	"ru": {
+		"ask":         "Уточните, пожалуйста: {label}.",
+		"reconfirm":   "{label}: было {old}, теперь {new}. Заменить?",
+		"overwritten": "Понял, меняю: {label} — {new}.",
+		"confirm":     "Проверьте, всё ли верно: {summary}.",
+		"cancelled":   "Хорошо, ничего не делаю.",
+	},
+	"uk": {
+		"ask":         "Уточніть, будь ласка: {label}.",
+		"reconfirm":   "{label}: було {old}, тепер {new}. Замінити?",
+		"overwritten": "Зрозумів, змінюю: {label} — {new}.",
+		"confirm":     "Перевірте, чи все правильно: {summary}.",
+		"cancelled":   "Добре, нічого не роблю.",
+	},
+	"en": {
+		"ask":         "Please tell me the {label}.",
+		"reconfirm":   "{label}: it was {old}, now {new}. Shall I change it?",
+		"overwritten": "Got it, changing the {label} to {new}.",
+		"confirm":     "Please check that this is right: {summary}.",
+		"cancelled":   "All right, nothing will be done.",
+	},
+}
+
+func phrase(locale, fallback, key string) string {
+	for _, l := range []string{contract.BaseLocale(locale), contract.BaseLocale(fallback), "en"} {
+		if s, ok := phrases[l][key]; ok {
+			return s
+		}
+	}
+	return ""
+}

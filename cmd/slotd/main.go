@@ -1,0 +1,34 @@
+// Command slotd is the slot-filling service for LLM agents.
+//
+//	slotd serve     run the gRPC server
+//	slotd migrate   apply the database schema and exit
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+var commands = map[string]func(ctx context.Context, args []string) error{
+	"serve":   serve,
+	"migrate": migrate,
+}
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	slog.SetDefault(log)
+	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
+		fmt.Fprintln(os.Stderr, "usage: slotd serve|migrate [flags]  (slotd COMMAND -h for flags)")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := commands[os.Args[1]](ctx, os.Args[2:]); err != nil {
+		log.Error("slotd "+os.Args[1]+" failed", "err", err.Error())
+		os.Exit(1)
+	}
+}

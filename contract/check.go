@@ -1,0 +1,112 @@
+package contract
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/slotd/slotd/problem"
+)
+
+var english = message.NewPrinter(language.English)
+
+// Report is the after phase's verdict on the whole slot object.
+type Report struct {
+	// Missing lists the empty slots the contract requires now, conditional
+	// ones included, in contract order.
+	Missing []string
+	// Violations are failed rules that no missing slot explains.
+	Violations []problem.FieldError
+}
+
+// Valid reports an object that passed the whole contract.
+func (r Report) Valid() bool { return len(r.Missing) == 0 && len(r.Violations) == 0 }
+
+// Check runs the whole contract over the slots. A failed required or
+// dependentRequired, conditional or not, is a missing slot to ask for, not a
+// rejection.
+func (c *Contract) Check(slots map[string]any) Report {
+	inst := make(map[string]any, len(slots))
+	for k, v := range slots {
+		inst[k] = validationForm(c.byName[k], v)
+	}
+	err := c.schema.Validate(inst)
+	if err == nil {
+		return Report{}
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return Report{Violations: []problem.FieldError{{Pointer: "", Message: err.Error()}}}
+	}
+	var missing []string
+	var violations []problem.FieldError
+	seen := map[string]bool{}
+	walkLeaves(ve, func(e *jsonschema.ValidationError) {
+		switch k := e.ErrorKind.(type) {
+		case *kind.Required:
+			if len(e.InstanceLocation) == 0 {
+				missing = append(missing, k.Missing...)
+				return
+			}
+		case *kind.DependentRequired:
+			if len(e.InstanceLocation) == 0 {
+				missing = append(missing, k.Missing...)
+				return
+			}
+		}
+		ptr := "/" + strings.Join(mapEscape(e.InstanceLocation), "/")
+		if len(e.InstanceLocation) == 0 {
+			ptr = ""
+		}
+		msg := e.ErrorKind.LocalizedString(english)
+		if seen[ptr+msg] {
+			return
+		}
+		seen[ptr+msg] = true
+		fe := problem.FieldError{Pointer: ptr, Message: msg}
+		if len(e.InstanceLocation) > 0 {
+			if p := c.byName[e.InstanceLocation[0]]; p != nil {
+				fe.Input = c.render(p.Name, slots[p.Name])
+				fe.Allowed = p.Enum
+				fe.Format = p.expected()
+			}
+		}
+		violations = append(violations, fe)
+	})
+	return Report{Missing: c.InOrder(missing), Violations: violations}
+}
+
+func walkLeaves(e *jsonschema.ValidationError, fn func(*jsonschema.ValidationError)) {
+	if len(e.Causes) == 0 {
+		fn(e)
+		return
+	}
+	for _, c := range e.Causes {
+		walkLeaves(c, fn)
+	}
+}
+
+func mapEscape(loc []string) []string {
+	out := make([]string, len(loc))
+	for i, s := range loc {
+		out[i] = escapePointer(s)
+	}
+	return out
+}
+
+// schemaMessage is a property schema's failure in one line.
+func schemaMessage(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var msgs []string
+	walkLeaves(ve, func(e *jsonschema.ValidationError) {
+		msgs = append(msgs, e.ErrorKind.LocalizedString(english))
+	})
+	return strings.Join(msgs, "; ")
+}

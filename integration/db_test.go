@@ -1,0 +1,48 @@
+package integration
+
+import (
+	"context"
+	"testing"
+
+	"github.com/slotd/slotd/dbtest"
+)
+
+func dbtestURL(t *testing.T) string { return dbtest.NewDatabase(t) }
+
+type historyRow struct {
+	turnID, slot, decision string
+	version                int64
+}
+
+// history reads the audit trail straight from the database.
+func history(t *testing.T, url, sessionID string) []historyRow {
+	t.Helper()
+	pool := dbtest.Connect(t, url)
+	rows, err := pool.Query(context.Background(),
+		`SELECT coalesce(turn_id, ''), slot, decision, version FROM slot_changes WHERE session_id = $1 ORDER BY version, ord`, sessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []historyRow
+	for rows.Next() {
+		var r historyRow
+		if err := rows.Scan(&r.turnID, &r.slot, &r.decision, &r.version); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func assertTurnsInDB(t *testing.T, url, conversationID string, want int) {
+	t.Helper()
+	pool := dbtest.Connect(t, url)
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM turns WHERE conversation_id = $1`, conversationID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != want {
+		t.Errorf("turns stored = %d, want %d", n, want)
+	}
+}

@@ -1,0 +1,111 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/dbtest"
+	"github.com/slotd/slotd/server"
+)
+
+// contractsDir is the shipped contracts plus test.many_slots, a contract of
+// twenty independent slots for concurrency tests.
+func contractsDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	shipped, err := filepath.Glob("../contracts/*.json")
+	if err != nil || len(shipped) == 0 {
+		t.Fatalf("no shipped contracts: %v", err)
+	}
+	for _, f := range shipped {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	props := ""
+	for i := 1; i <= 20; i++ {
+		if i > 1 {
+			props += ","
+		}
+		props += fmt.Sprintf(`"slot_%02d": {"type": "string", "x-slotd": {"ask": {"en": "Value %d?"}}}`, i, i)
+	}
+	many := `{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+		"properties": {` + props + `}, "x-slotd": {"name": "test.many_slots"}}`
+	if err := os.WriteFile(filepath.Join(dir, "test.many_slots.json"), []byte(many), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+type instance struct {
+	srv    *server.Server
+	conn   *grpc.ClientConn
+	client slotdv1.SlotServiceClient
+}
+
+// startServer runs slotd in-process on :0 against databaseURL (or the
+// memory store when databaseURL is "") and waits until health says SERVING.
+func startServer(t *testing.T, databaseURL, contracts string) *instance {
+	t.Helper()
+	cfg := server.Config{Listen: "127.0.0.1:0", Contracts: contracts, Store: "postgres", DatabaseURL: databaseURL,
+		HealthInterval: 100 * time.Millisecond}
+	if databaseURL == "" {
+		cfg.Store = "memory"
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := server.New(cfg, log)
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	conn, err := grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server.Run: %v", err)
+		}
+	})
+	waitServing(t, conn)
+	return &instance{srv: srv, conn: conn, client: slotdv1.NewSlotServiceClient(conn)}
+}
+
+func waitServing(t *testing.T, conn *grpc.ClientConn) {
+	t.Helper()
+	hc := healthpb.NewHealthClient(conn)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
+		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("slotd did not become SERVING within 30s")
+}
+
+// newPostgresServer starts slotd on a fresh database of its own.
+func newPostgresServer(t *testing.T) (*instance, string) {
+	t.Helper()
+	url := dbtest.NewDatabase(t)
+	return startServer(t, url, contractsDir(t)), url
+}

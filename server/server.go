@@ -1,0 +1,256 @@
+// Package server assembles slotd: contracts, the session store, the engine,
+// and the gRPC server with health and reflection. cmd/slotd parses flags
+// into a Config and calls Run.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+
+	"github.com/slotd/slotd/api"
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/migrations"
+	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/session/memstore"
+	"github.com/slotd/slotd/session/pgstore"
+)
+
+// Config is everything slotd serve needs.
+type Config struct {
+	// Listen is the gRPC address.
+	Listen string
+	// Contracts is the folder of contract files.
+	Contracts string
+	// Store is "postgres" (default) or "memory" (a demo; nothing is kept).
+	Store string
+	// DatabaseURL is the Postgres connection string.
+	DatabaseURL string
+	// ShutdownTimeout bounds the graceful stop.
+	ShutdownTimeout time.Duration
+	// HealthInterval is how often readiness is checked.
+	HealthInterval time.Duration
+	// Clock is the server's clock; time.Now when nil.
+	Clock func() time.Time
+}
+
+// Defaults fills the zero fields.
+func (c *Config) Defaults() {
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:50051"
+	}
+	if c.Contracts == "" {
+		c.Contracts = "./contracts"
+	}
+	if c.Store == "" {
+		c.Store = "postgres"
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 15 * time.Second
+	}
+	if c.HealthInterval == 0 {
+		c.HealthInterval = 2 * time.Second
+	}
+}
+
+// Server is a running slotd.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	lis    net.Listener
+	grpc   *grpc.Server
+	health *health.Server
+	store  session.Store
+	pool   *pgxpool.Pool
+	engine *session.Engine
+
+	migrated chan struct{}
+}
+
+// New loads the contracts, opens the store and binds the listener. It does
+// not wait for Postgres: until the database answers and is migrated, health
+// says NOT_SERVING and turns fail with a retryable problem.
+func New(cfg Config, log *slog.Logger) (*Server, error) {
+	cfg.Defaults()
+	if log == nil {
+		log = slog.Default()
+	}
+	cat, err := contract.LoadDir(cfg.Contracts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, migrated: make(chan struct{})}
+	switch cfg.Store {
+	case "memory":
+		log.Warn("STORE IS IN MEMORY: sessions are lost on restart and not shared between replicas; use it for demos only")
+		s.store = memstore.New()
+		close(s.migrated)
+	case "postgres":
+		if cfg.DatabaseURL == "" {
+			return nil, errors.New("SLOTD_DATABASE_URL is required with the postgres store (or use --store memory for a demo)")
+		}
+		pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+		if err != nil {
+			return nil, errors.New("SLOTD_DATABASE_URL is not a valid Postgres connection string")
+		}
+		pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
+		if s.pool, err = pgxpool.NewWithConfig(context.Background(), pcfg); err != nil {
+			return nil, fmt.Errorf("postgres pool: %w", err)
+		}
+		s.store = pgstore.New(s.pool)
+	default:
+		return nil, fmt.Errorf("unknown store %q (postgres or memory)", cfg.Store)
+	}
+	s.engine = session.NewEngine(s.store, cat, cfg.Clock)
+
+	s.lis, err = net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.grpc = grpc.NewServer()
+	api.NewSlotService(s.engine, log).Register(s.grpc)
+	s.health = health.NewServer()
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	s.setServing(false)
+	reflection.Register(s.grpc)
+	return s, nil
+}
+
+// Addr is the address the gRPC server listens on.
+func (s *Server) Addr() string { return s.lis.Addr().String() }
+
+// Engine is the server's turn engine, for embedding and tests.
+func (s *Server) Engine() *session.Engine { return s.engine }
+
+func (s *Server) setServing(ok bool) {
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if ok {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	s.health.SetServingStatus("", st)
+	s.health.SetServingStatus(slotdv1.SlotService_ServiceDesc.ServiceName, st)
+}
+
+// Run serves until ctx is done, then stops gracefully: in-flight turns
+// finish (bounded by ShutdownTimeout), new ones are refused.
+func (s *Server) Run(ctx context.Context) error {
+	defer s.close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	if s.pool != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.migrate(ctx) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); s.watchHealth(ctx) }()
+
+	errc := make(chan error, 1)
+	go func() { errc <- s.grpc.Serve(s.lis) }()
+	s.log.Info("slotd serving", "addr", s.Addr(), "store", s.cfg.Store, "contracts", s.engine.Contracts().Names())
+
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		s.log.Info("slotd stopping")
+		s.health.Shutdown()
+		done := make(chan struct{})
+		go func() { s.grpc.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(s.cfg.ShutdownTimeout):
+			s.grpc.Stop()
+		}
+	}
+	cancel()
+	wg.Wait()
+	if errors.Is(err, grpc.ErrServerStopped) {
+		err = nil
+	}
+	return err
+}
+
+// migrate applies the schema, retrying until Postgres answers.
+func (s *Server) migrate(ctx context.Context) {
+	for attempt := 0; ; attempt++ {
+		mctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		v, err := migrations.Up(mctx, s.pool)
+		cancel()
+		if err == nil {
+			s.log.Info("schema migrated", "version", v)
+			close(s.migrated)
+			s.checkHealth(ctx)
+			return
+		}
+		if attempt == 0 || attempt%10 == 0 {
+			s.log.Warn("postgres not ready; retrying", "err", safeErr(err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (s *Server) watchHealth(ctx context.Context) {
+	t := time.NewTicker(s.cfg.HealthInterval)
+	defer t.Stop()
+	s.checkHealth(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.checkHealth(ctx)
+		}
+	}
+}
+
+func (s *Server) checkHealth(ctx context.Context) {
+	select {
+	case <-s.migrated:
+	default:
+		s.setServing(false)
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	s.setServing(s.store.Ready(cctx) == nil)
+}
+
+func (s *Server) close() {
+	if s.pool != nil {
+		s.pool.Close()
+	}
+}
+
+// safeErr names a migration failure's kind without its text, which may
+// carry the connection's user, host or database name.
+func safeErr(err error) string {
+	var pgErr *pgconn.PgError
+	var connErr *pgconn.ConnectError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.As(err, &pgErr):
+		return "postgres error SQLSTATE " + pgErr.Code
+	case errors.As(err, &connErr):
+		return "cannot connect to postgres"
+	}
+	return "postgres unavailable"
+}

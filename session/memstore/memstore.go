@@ -1,0 +1,177 @@
+// Package memstore keeps sessions in process memory: for demos and tests
+// without Postgres. Nothing survives a restart.
+package memstore
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/slotd/slotd/session"
+)
+
+// Store is an in-memory session.Store.
+type Store struct {
+	mu       sync.Mutex // guards the maps below, not the conversations
+	convs    map[session.Key]*conversation
+	sessions map[string]*session.Session
+	turns    map[string][]session.TurnRecord
+	changes  map[string][]session.ChangeRecord
+}
+
+type conversation struct {
+	lock   sync.Mutex // one writer per conversation
+	active string
+	turns  map[string][]byte // turn_id → response
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		convs:    map[session.Key]*conversation{},
+		sessions: map[string]*session.Session{},
+		turns:    map[string][]session.TurnRecord{},
+		changes:  map[string][]session.ChangeRecord{},
+	}
+}
+
+var _ session.Store = (*Store)(nil)
+
+func (st *Store) conversation(key session.Key) *conversation {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	c := st.convs[key]
+	if c == nil {
+		c = &conversation{turns: map[string][]byte{}}
+		st.convs[key] = c
+	}
+	return c
+}
+
+// lockConversation waits for the conversation's lock or the context.
+func lockConversation(ctx context.Context, c *conversation) error {
+	for !c.lock.TryLock() {
+		select {
+		case <-ctx.Done():
+			return session.ErrBusy
+		default:
+		}
+		// Yield briefly; contention on one conversation is rare.
+		waitABit()
+	}
+	return nil
+}
+
+// Turn implements session.Store.
+func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) ([]byte, bool, error) {
+	c := st.conversation(key)
+	if err := lockConversation(ctx, c); err != nil {
+		return nil, false, err
+	}
+	defer c.lock.Unlock()
+	if resp, ok := c.turns[turnID]; ok {
+		return append([]byte(nil), resp...), true, nil
+	}
+	var active *session.Session
+	st.mu.Lock()
+	if s := st.sessions[c.active]; s != nil && s.Status == session.Active {
+		active = s.Clone()
+	}
+	st.mu.Unlock()
+	commit, err := fn(active)
+	if err != nil {
+		return nil, false, err
+	}
+	st.write(c, commit)
+	if commit.Turn != nil {
+		c.turns[turnID] = append([]byte(nil), commit.Turn.Response...)
+		return append([]byte(nil), commit.Turn.Response...), false, nil
+	}
+	return nil, false, nil
+}
+
+func (st *Store) write(c *conversation, commit *session.Commit) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, s := range commit.Ended {
+		st.sessions[s.ID] = s.Clone()
+		if c.active == s.ID {
+			c.active = ""
+		}
+	}
+	if s := commit.Session; s != nil {
+		st.sessions[s.ID] = s.Clone()
+		if s.Status == session.Active {
+			c.active = s.ID
+		} else if c.active == s.ID {
+			c.active = ""
+		}
+	}
+	if t := commit.Turn; t != nil {
+		st.turns[t.SessionID] = append(st.turns[t.SessionID], *t)
+	}
+	for _, ch := range commit.Changes {
+		st.changes[ch.SessionID] = append(st.changes[ch.SessionID], ch)
+	}
+}
+
+// Update implements session.Store.
+func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *session.Session) (*session.Commit, error)) error {
+	s, err := st.Session(ctx, l)
+	if err != nil {
+		return err
+	}
+	c := st.conversation(s.Key)
+	if err := lockConversation(ctx, c); err != nil {
+		return err
+	}
+	defer c.lock.Unlock()
+	// Read again under the conversation's lock: a turn may have moved on.
+	if s, err = st.Session(ctx, session.Lookup{Tenant: l.Tenant, SessionID: s.ID}); err != nil {
+		return err
+	}
+	commit, err := fn(s)
+	if err != nil {
+		return err
+	}
+	st.write(c, commit)
+	return nil
+}
+
+// Session implements session.Store.
+func (st *Store) Session(_ context.Context, l session.Lookup) (*session.Session, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	id := l.SessionID
+	if id == "" {
+		c := st.convs[session.Key{Tenant: l.Tenant, ConversationID: l.ConversationID}]
+		if c == nil || c.active == "" {
+			return nil, session.ErrNotFound
+		}
+		id = c.active
+	}
+	s := st.sessions[id]
+	if s == nil || s.Key.Tenant != l.Tenant || (l.ConversationID != "" && s.Key.ConversationID != l.ConversationID) {
+		return nil, session.ErrNotFound
+	}
+	return s.Clone(), nil
+}
+
+// History implements session.Store.
+func (st *Store) History(ctx context.Context, l session.Lookup) (*session.History, error) {
+	s, err := st.Session(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	h := &session.History{
+		Turns:   append([]session.TurnRecord(nil), st.turns[s.ID]...),
+		Changes: append([]session.ChangeRecord(nil), st.changes[s.ID]...),
+	}
+	sort.SliceStable(h.Changes, func(i, j int) bool { return h.Changes[i].Version < h.Changes[j].Version })
+	return h, nil
+}
+
+// Ready implements session.Store: memory is always ready.
+func (st *Store) Ready(context.Context) error { return nil }

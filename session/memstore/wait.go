@@ -1,0 +1,5 @@
+package memstore
+
+import "time"
+
+func waitABit() { time.Sleep(50 * time.Microsecond) }

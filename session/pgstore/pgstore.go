@@ -1,0 +1,398 @@
+// Package pgstore keeps sessions in Postgres through a pgx pool. A turn is
+// one short transaction: lock the conversation's row, answer a known turn_id
+// from the stored response, read the active session, write the new state,
+// the turn and its slot changes. Driver errors are translated here and never
+// leave the package.
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/slotd/slotd/merge"
+	"github.com/slotd/slotd/migrations"
+	"github.com/slotd/slotd/session"
+)
+
+// Store is a Postgres session.Store.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ session.Store = (*Store)(nil)
+
+// New wraps a pool whose database is migrated (see migrations.Up).
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+const sessionColumns = `s.id, s.tenant, s.conversation_id, s.tool, s.status, s.version, s.state,
+	s.last_action, s.approved_key, s.locale, s.time_zone, s.created_at, s.updated_at, s.ended_at`
+
+const (
+	// ensureConversation makes sure the row to lock exists; a concurrent
+	// first turn waits here for the other's insert to commit.
+	ensureConversation = `INSERT INTO conversations (tenant, conversation_id) VALUES ($1, $2)
+		ON CONFLICT (tenant, conversation_id) DO NOTHING`
+	lockConversation = `SELECT active_session_id FROM conversations
+		WHERE tenant = $1 AND conversation_id = $2 FOR UPDATE`
+	selectTurnResponse = `SELECT response FROM turns
+		WHERE tenant = $1 AND conversation_id = $2 AND turn_id = $3`
+	selectActive = `SELECT ` + sessionColumns + ` FROM conversations c
+		JOIN sessions s ON s.id = c.active_session_id
+		WHERE c.tenant = $1 AND c.conversation_id = $2 AND s.status = 'active'`
+	selectByID = `SELECT ` + sessionColumns + ` FROM sessions s
+		WHERE s.id = $1 AND s.tenant = $2 AND ($3 = '' OR s.conversation_id = $3)`
+	upsertSession = `INSERT INTO sessions (id, tenant, conversation_id, tool, status, version, state,
+			last_action, approved_key, locale, time_zone, created_at, updated_at, ended_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+		ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, version = EXCLUDED.version,
+			state = EXCLUDED.state, last_action = EXCLUDED.last_action,
+			approved_key = EXCLUDED.approved_key, locale = EXCLUDED.locale,
+			time_zone = EXCLUDED.time_zone, updated_at = EXCLUDED.updated_at, ended_at = EXCLUDED.ended_at
+		WHERE sessions.version < EXCLUDED.version OR sessions.status <> EXCLUDED.status`
+	setActive = `UPDATE conversations SET active_session_id = $3
+		WHERE tenant = $1 AND conversation_id = $2 AND active_session_id IS DISTINCT FROM $3`
+	insertTurn = `INSERT INTO turns (tenant, conversation_id, turn_id, session_id, version, action, request, response, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+	insertChange = `INSERT INTO slot_changes (session_id, version, ord, turn_id, slot, old_value, new_value, decision, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+	selectTurns = `SELECT turn_id, session_id, version, action, request, response, created_at
+		FROM turns WHERE session_id = $1 ORDER BY version`
+	selectChanges = `SELECT session_id, version, coalesce(turn_id, ''), slot, old_value, new_value, decision, created_at
+		FROM slot_changes WHERE session_id = $1 ORDER BY version, ord`
+)
+
+// Turn implements session.Store.
+func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) ([]byte, bool, error) {
+	var response []byte
+	var replayed bool
+	err := pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
+		// One round trip: create-if-absent, lock, idempotency check, read.
+		b := &pgx.Batch{}
+		b.Queue(ensureConversation, key.Tenant, key.ConversationID)
+		b.Queue(lockConversation, key.Tenant, key.ConversationID)
+		b.Queue(selectTurnResponse, key.Tenant, key.ConversationID, turnID)
+		b.Queue(selectActive, key.Tenant, key.ConversationID)
+		br := tx.SendBatch(ctx, b)
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return err
+		}
+		var activeID *string
+		if err := br.QueryRow().Scan(&activeID); err != nil {
+			br.Close()
+			return err
+		}
+		err := br.QueryRow().Scan(&response)
+		switch {
+		case err == nil:
+			replayed = true
+		case !errors.Is(err, pgx.ErrNoRows):
+			br.Close()
+			return err
+		}
+		active, err := scanSession(br.QueryRow())
+		if errors.Is(err, session.ErrNotFound) {
+			active, err = nil, nil
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil || replayed {
+			return err
+		}
+		commit, err := fn(active)
+		if err != nil {
+			return err
+		}
+		if commit.Turn != nil {
+			response = commit.Turn.Response
+		}
+		return write(ctx, tx, key, commit)
+	})
+	if err != nil {
+		return nil, false, interpret(err)
+	}
+	return response, replayed, nil
+}
+
+// write queues a commit's statements in one batch.
+func write(ctx context.Context, tx pgx.Tx, key session.Key, c *session.Commit) error {
+	b := &pgx.Batch{}
+	var activeID *string
+	queueSession := func(s *session.Session) error {
+		state, err := json.Marshal(s.State)
+		if err != nil {
+			return err
+		}
+		b.Queue(upsertSession, s.ID, s.Key.Tenant, s.Key.ConversationID, s.Tool, string(s.Status), s.Version,
+			state, s.LastAction, s.ApprovedKey, s.Locale, s.TimeZone, s.CreatedAt, s.UpdatedAt, nullTime(s.EndedAt))
+		return nil
+	}
+	for _, s := range c.Ended {
+		if err := queueSession(s); err != nil {
+			return err
+		}
+	}
+	if s := c.Session; s != nil {
+		if err := queueSession(s); err != nil {
+			return err
+		}
+		if s.Status == session.Active {
+			activeID = &s.ID
+		}
+	}
+	b.Queue(setActive, key.Tenant, key.ConversationID, activeID)
+	if t := c.Turn; t != nil {
+		b.Queue(insertTurn, key.Tenant, key.ConversationID, t.ID, t.SessionID, t.Version, t.Action,
+			json.RawMessage(t.Request), json.RawMessage(t.Response), t.At)
+	}
+	ords := map[string]int{}
+	for _, ch := range c.Changes {
+		old, err := jsonValue(ch.Old)
+		if err != nil {
+			return err
+		}
+		nu, err := jsonValue(ch.New)
+		if err != nil {
+			return err
+		}
+		k := fmt.Sprintf("%s/%d", ch.SessionID, ch.Version)
+		ord := ords[k]
+		ords[k] = ord + 1
+		var turnID *string
+		if ch.TurnID != "" {
+			turnID = &ch.TurnID
+		}
+		b.Queue(insertChange, ch.SessionID, ch.Version, ord, turnID, ch.Slot, old, nu, string(ch.Decision), ch.At)
+	}
+	br := tx.SendBatch(ctx, b)
+	for i := 0; i < b.Len(); i++ {
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
+			return err
+		}
+		// An upsert that changed nothing lost a race it should never see
+		// while holding the conversation's lock.
+		if b.QueuedQueries[i].SQL == upsertSession && tag.RowsAffected() != 1 {
+			br.Close()
+			return errStaleVersion
+		}
+	}
+	return br.Close()
+}
+
+var errStaleVersion = errors.New("pgstore: session version did not advance")
+
+// Update implements session.Store.
+func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *session.Session) (*session.Commit, error)) error {
+	s, err := st.Session(ctx, l)
+	if err != nil {
+		return err
+	}
+	err = pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
+		var activeID *string
+		if err := tx.QueryRow(ctx, lockConversation, s.Key.Tenant, s.Key.ConversationID).Scan(&activeID); err != nil {
+			return err
+		}
+		// Read again under the lock: a turn may have moved on.
+		cur, err := scanSession(tx.QueryRow(ctx, selectByID, s.ID, s.Key.Tenant, ""))
+		if err != nil {
+			return err
+		}
+		commit, err := fn(cur)
+		if err != nil {
+			return err
+		}
+		return write(ctx, tx, s.Key, commit)
+	})
+	return interpret(err)
+}
+
+// Session implements session.Store.
+func (st *Store) Session(ctx context.Context, l session.Lookup) (*session.Session, error) {
+	var row pgx.Row
+	if l.SessionID != "" {
+		row = st.pool.QueryRow(ctx, selectByID, l.SessionID, l.Tenant, l.ConversationID)
+	} else {
+		row = st.pool.QueryRow(ctx, selectActive, l.Tenant, l.ConversationID)
+	}
+	s, err := scanSession(row)
+	return s, interpret(err)
+}
+
+// History implements session.Store.
+func (st *Store) History(ctx context.Context, l session.Lookup) (*session.History, error) {
+	s, err := st.Session(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	h := &session.History{}
+	rows, err := st.pool.Query(ctx, selectTurns, s.ID)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	for rows.Next() {
+		var t session.TurnRecord
+		if err := rows.Scan(&t.ID, &t.SessionID, &t.Version, &t.Action, &t.Request, &t.Response, &t.At); err != nil {
+			rows.Close()
+			return nil, interpret(err)
+		}
+		h.Turns = append(h.Turns, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, interpret(err)
+	}
+	rows, err = st.pool.Query(ctx, selectChanges, s.ID)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ch session.ChangeRecord
+		var old, nu []byte
+		var decision string
+		if err := rows.Scan(&ch.SessionID, &ch.Version, &ch.TurnID, &ch.Slot, &old, &nu, &decision, &ch.At); err != nil {
+			return nil, interpret(err)
+		}
+		ch.Decision = merge.Decision(decision)
+		if ch.Old, err = fromJSON(old); err != nil {
+			return nil, err
+		}
+		if ch.New, err = fromJSON(nu); err != nil {
+			return nil, err
+		}
+		h.Changes = append(h.Changes, ch)
+	}
+	return h, interpret(rows.Err())
+}
+
+// Ready implements session.Store: the database answers and its schema is
+// at the version this build needs.
+func (st *Store) Ready(ctx context.Context) error {
+	v, err := migrations.Current(ctx, st.pool)
+	if err != nil {
+		return interpret(err)
+	}
+	if want := migrations.Latest(); v < want {
+		return fmt.Errorf("%w: schema at version %d, need %d", session.ErrUnavailable, v, want)
+	}
+	return nil
+}
+
+func scanSession(row pgx.Row) (*session.Session, error) {
+	var s session.Session
+	var status string
+	var state []byte
+	var ended *time.Time
+	err := row.Scan(&s.ID, &s.Key.Tenant, &s.Key.ConversationID, &s.Tool, &status, &s.Version, &state,
+		&s.LastAction, &s.ApprovedKey, &s.Locale, &s.TimeZone, &s.CreatedAt, &s.UpdatedAt, &ended)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, session.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.Status = session.Status(status)
+	if ended != nil {
+		s.EndedAt = *ended
+	}
+	if err := json.Unmarshal(state, &s.State); err != nil {
+		return nil, fmt.Errorf("pgstore: session %s state: %w", s.ID, err)
+	}
+	if s.State.Slots == nil {
+		s.State.Slots = map[string]any{}
+	}
+	s.CreatedAt, s.UpdatedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC()
+	return &s, nil
+}
+
+func jsonValue(v any) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return json.Marshal(v)
+}
+
+func fromJSON(b []byte) (any, error) {
+	if b == nil {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("pgstore: history value: %w", err)
+	}
+	return v, nil
+}
+
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// interpret translates driver errors into session errors. Whatever it does
+// not recognise is wrapped without its text reaching a client: the gRPC
+// adapter answers INTERNAL and logs it.
+func interpret(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, session.ErrNotFound) || errors.Is(err, session.ErrNotActive) ||
+		errors.Is(err, session.ErrBusy) || errors.Is(err, session.ErrUnavailable) {
+		return err
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "55P03", pgErr.Code == "57014", pgErr.Code == "40001", pgErr.Code == "40P01":
+			// lock_not_available, query_canceled (statement timeout),
+			// serialization_failure, deadlock_detected
+			return fmt.Errorf("%w (SQLSTATE %s)", session.ErrBusy, pgErr.Code)
+		case strings.HasPrefix(pgErr.Code, "08"), strings.HasPrefix(pgErr.Code, "53"),
+			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03":
+			// connection exceptions, shutdowns, too many connections, resources
+			return fmt.Errorf("%w (SQLSTATE %s)", session.ErrUnavailable, pgErr.Code)
+		case pgErr.Code == "42P01":
+			// undefined_table: the database is not migrated
+			return fmt.Errorf("%w: schema missing", session.ErrUnavailable)
+		}
+		return fmt.Errorf("pgstore: %w", err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w: %w", session.ErrBusy, err)
+	}
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) || isConnError(err) {
+		return fmt.Errorf("%w: %w", session.ErrUnavailable, err)
+	}
+	return fmt.Errorf("pgstore: %w", err)
+}
+
+func isConnError(err error) bool {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var ne interface{ Timeout() bool }
+	if errors.As(err, &ne) {
+		return true
+	}
+	// A connection lost mid-transaction surfaces as an unexpected EOF or a
+	// closed connection.
+	msg := err.Error()
+	for _, s := range []string{"conn closed", "unexpected EOF", "broken pipe", "connection reset", "connection refused"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}

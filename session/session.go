@@ -1,0 +1,145 @@
+// Package session owns a conversation's sessions: loading and locking the
+// active one for a turn, running the turn (turn.go reads top to bottom), and
+// persisting slots, the turn, its response and every slot change in one unit
+// of work through a Store.
+package session
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/slotd/slotd/merge"
+)
+
+// Status is where a session is in its life.
+type Status string
+
+// The statuses. Only an active session takes turns.
+const (
+	Active    Status = "active"
+	Completed Status = "completed"
+	Abandoned Status = "abandoned"
+	Expired   Status = "expired"
+	Reset     Status = "reset"
+	Cancelled Status = "cancelled"
+)
+
+// Errors a Store translates its failures into; nothing above a store sees a
+// driver error.
+var (
+	// ErrNotFound: no such session or conversation for this tenant.
+	ErrNotFound = errors.New("session: not found")
+	// ErrUnavailable: the store cannot be reached or failed over; retryable.
+	ErrUnavailable = errors.New("session: store unavailable")
+	// ErrBusy: a lock or statement timeout; retryable with the same turn_id.
+	ErrBusy = errors.New("session: conversation busy")
+	// ErrNotActive: the session has ended and takes no more changes.
+	ErrNotActive = errors.New("session: not active")
+)
+
+// Key names a conversation. The same conversation_id under two tenants is
+// two conversations.
+type Key struct {
+	Tenant         string
+	ConversationID string
+}
+
+// Lookup finds a session: by SessionID when set, else the active session of
+// the conversation.
+type Lookup struct {
+	Tenant         string
+	ConversationID string
+	SessionID      string
+}
+
+// Session is one tool's slot-filling run within a conversation.
+type Session struct {
+	ID      string
+	Key     Key
+	Tool    string
+	Status  Status
+	Version int64
+	State   merge.State
+	// LastAction is the action the previous turn answered with; a
+	// confirmation answers it.
+	LastAction string
+	// ApprovedKey is the idempotency key of the arguments the user approved.
+	ApprovedKey string
+	Locale      string
+	TimeZone    string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	EndedAt     time.Time
+}
+
+// Clone returns a copy sharing no maps with s.
+func (s *Session) Clone() *Session {
+	c := *s
+	c.State = s.State.Clone()
+	return &c
+}
+
+// TurnRecord is an applied turn and the response it got.
+type TurnRecord struct {
+	ID        string
+	SessionID string
+	Version   int64
+	Action    string
+	// Request is the turn's request as JSON, with card-like numbers masked.
+	Request []byte
+	// Response is the engine's response as JSON, returned again on a retry.
+	Response []byte
+	At       time.Time
+}
+
+// ChangeRecord is one slot change in the history: the audit trail.
+type ChangeRecord struct {
+	SessionID string
+	Version   int64
+	TurnID    string
+	Slot      string
+	Old       any
+	New       any
+	Decision  merge.Decision
+	At        time.Time
+}
+
+// Commit is what one unit of work writes.
+type Commit struct {
+	// Session is the conversation's session after the work: new, or the
+	// loaded one with Version increased by one.
+	Session *Session
+	// Ended are sessions this work ended (status and EndedAt set).
+	Ended []*Session
+	// Turn is nil for work that is not a turn (a reset).
+	Turn    *TurnRecord
+	Changes []ChangeRecord
+}
+
+// History is a session's turns and slot changes, oldest first.
+type History struct {
+	Turns   []TurnRecord
+	Changes []ChangeRecord
+}
+
+// TurnFunc computes a turn's commit from the conversation's active session
+// (nil when it has none). It runs while the conversation is locked.
+type TurnFunc func(active *Session) (*Commit, error)
+
+// Store keeps sessions. Implementations pass sessiontest.Run.
+type Store interface {
+	// Turn locks the conversation (one writer per conversation, also across
+	// processes) and, unless turnID was applied before, calls fn and writes
+	// its commit in the same unit of work. For a turnID seen before it
+	// returns the stored response with replayed true and does not call fn.
+	Turn(ctx context.Context, key Key, turnID string, fn TurnFunc) (response []byte, replayed bool, err error)
+	// Update locks the session's conversation and writes fn's commit.
+	Update(ctx context.Context, l Lookup, fn func(s *Session) (*Commit, error)) error
+	// Session reads one session.
+	Session(ctx context.Context, l Lookup) (*Session, error)
+	// History reads a session's turns and changes.
+	History(ctx context.Context, l Lookup) (*History, error)
+	// Ready reports whether the store can take turns.
+	Ready(ctx context.Context) error
+}

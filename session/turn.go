@@ -1,0 +1,545 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/slotd/slotd/clarify"
+	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/merge"
+	"github.com/slotd/slotd/problem"
+)
+
+// Engine runs turns against a Store with a catalog of contracts.
+type Engine struct {
+	store     Store
+	contracts *contract.Catalog
+	clock     func() time.Time
+	zones     sync.Map // name → *time.Location
+}
+
+// NewEngine builds an engine; clock is the server's clock (time.Now when nil),
+// used when a turn brings none.
+func NewEngine(store Store, contracts *contract.Catalog, clock func() time.Time) *Engine {
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Engine{store: store, contracts: contracts, clock: clock}
+}
+
+// Contracts is the engine's catalog.
+func (e *Engine) Contracts() *contract.Catalog { return e.contracts }
+
+// TurnRequest is one user turn as the orchestrator sends it.
+type TurnRequest struct {
+	Tenant         string         `json:"tenant,omitempty"`
+	ConversationID string         `json:"conversation_id"`
+	Tool           string         `json:"tool"`
+	TurnID         string         `json:"turn_id"`
+	Arguments      map[string]any `json:"arguments,omitempty"`
+	// Confirmation is the user's answer to a RECONFIRM or CONFIRM, or nil.
+	Confirmation *bool     `json:"confirmation,omitempty"`
+	Locale       string    `json:"locale,omitempty"`
+	TimeZone     string    `json:"time_zone,omitempty"`
+	Now          time.Time `json:"now,omitempty"`
+}
+
+// Result is a turn's response. It is stored as JSON with the turn and
+// returned unchanged when the same turn_id comes again.
+type Result struct {
+	Session        View              `json:"session"`
+	Action         clarify.Action    `json:"action"`
+	Question       *clarify.Question `json:"question,omitempty"`
+	Changes        []Change          `json:"changes,omitempty"`
+	Arguments      map[string]any    `json:"arguments,omitempty"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	Problem        *problem.Problem  `json:"problem,omitempty"`
+	TurnID         string            `json:"turn_id"`
+	// Replayed is true when the response was stored by an earlier delivery.
+	Replayed bool `json:"-"`
+}
+
+// Change is a slot change as reported to the orchestrator.
+type Change struct {
+	merge.Change
+	Message string `json:"message,omitempty"`
+}
+
+// View is a session as reported to the orchestrator.
+type View struct {
+	ID             string         `json:"id"`
+	ConversationID string         `json:"conversation_id"`
+	Tool           string         `json:"tool"`
+	Status         Status         `json:"status"`
+	Version        int64          `json:"version"`
+	Slots          map[string]any `json:"slots"`
+	Missing        []string       `json:"missing,omitempty"`
+	Pending        []merge.Change `json:"pending,omitempty"`
+	Locale         string         `json:"locale,omitempty"`
+	TimeZone       string         `json:"time_zone,omitempty"`
+	CreatedAt      time.Time      `json:"created_at"`
+	UpdatedAt      time.Time      `json:"updated_at"`
+}
+
+// Limits on a turn request; larger requests are refused before any work.
+const (
+	maxIDLength   = 256
+	maxArguments  = 64
+	maxTextLength = 4096
+)
+
+// Turn runs one turn, DESIGN §3 steps 2-6: lock the conversation's active
+// session (or start one), replay a known turn_id, normalize and check each
+// argument, merge, decide, and persist it all in one unit of work.
+func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
+	if err := req.validate(); err != nil {
+		return nil, err
+	}
+	c := e.contracts.Get(req.Tool)
+	if c == nil {
+		return nil, problem.UnknownTool(req.Tool, e.contracts.Names())
+	}
+	if req.Now.IsZero() {
+		req.Now = e.clock()
+	}
+	req.Now = req.Now.UTC()
+	if req.TimeZone != "" {
+		if _, err := e.location(req.TimeZone); err != nil {
+			return nil, problem.InvalidRequest("time_zone", "not an IANA time zone such as Europe/Moscow")
+		}
+	}
+
+	var result *Result
+	key := Key{Tenant: req.Tenant, ConversationID: req.ConversationID}
+	stored, replayed, err := e.store.Turn(ctx, key, req.TurnID, func(active *Session) (*Commit, error) {
+		var commit *Commit
+		var err error
+		result, commit, err = e.apply(c, req, active)
+		return commit, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if replayed {
+		result = &Result{}
+		if err := json.Unmarshal(stored, result); err != nil {
+			return nil, fmt.Errorf("session: stored response of turn %s: %w", req.TurnID, err)
+		}
+		result.Replayed = true
+	}
+	return result, nil
+}
+
+// apply computes the turn on the locked conversation.
+func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (*Result, *Commit, error) {
+	commit := &Commit{}
+	var changes []merge.Change
+
+	// A new tool is an explicit change of topic: the old session ends.
+	s := active
+	if s != nil && s.Tool != c.Name {
+		ended := s.Clone()
+		ended.Status, ended.EndedAt, ended.UpdatedAt = Abandoned, req.Now, req.Now
+		commit.Ended = append(commit.Ended, ended)
+		s = nil
+	}
+	if s == nil {
+		s = &Session{
+			ID:        newID(),
+			Key:       Key{Tenant: req.Tenant, ConversationID: req.ConversationID},
+			Tool:      c.Name,
+			Status:    Active,
+			State:     merge.State{Slots: map[string]any{}},
+			Locale:    c.DefaultLocale,
+			TimeZone:  c.TimeZone,
+			CreatedAt: req.Now,
+		}
+	} else {
+		s = s.Clone()
+	}
+	if req.Locale != "" {
+		s.Locale = req.Locale
+	}
+	if req.TimeZone != "" {
+		s.TimeZone = req.TimeZone
+	}
+	loc, err := e.location(s.TimeZone)
+	if err != nil {
+		loc = c.Location()
+	}
+	state := s.State
+
+	// The user's answer to the previous question: a re-confirmation resolves
+	// the first pending change; an approval approves the arguments shown.
+	approving, declining := false, false
+	if req.Confirmation != nil {
+		if pending := c.InOrder(keys(state.Pending)); len(pending) > 0 {
+			var ch []merge.Change
+			state, ch = merge.Resolve(state, pending[0], *req.Confirmation)
+			changes = append(changes, ch...)
+		} else if s.LastAction == string(clarify.Confirm) {
+			approving, declining = *req.Confirmation, !*req.Confirmation
+			if approving {
+				s.ApprovedKey = idempotencyKey(s.ID, state.Slots)
+			}
+		}
+	}
+
+	// Normalize every argument (the before phase) and check it against its
+	// own property schema; a refused value is never stored.
+	args, rejected, fieldErrors := normalizeArgs(c, req.Arguments, contract.Env{Now: req.Now, Location: loc})
+	for _, fe := range fieldErrors {
+		slot := slotName(fe.Pointer)
+		changes = append(changes, merge.Change{Slot: slot, Old: state.Slots[slot], New: fe.Input, Decision: merge.Rejected})
+	}
+
+	// Merge: nulls never overwrite, irreversible changes wait.
+	state, merged := merge.Apply(state, args, func(slot string) bool {
+		p := c.Property(slot)
+		return p != nil && p.Irreversible
+	})
+	changes = append(changes, merged...)
+	s.State = state
+
+	// Decide.
+	in := clarify.Input{
+		Contract: c,
+		State:    state,
+		Report:   c.Check(state.Slots),
+		Rejected: rejected,
+		Approved: s.ApprovedKey != "" && s.ApprovedKey == idempotencyKey(s.ID, state.Slots),
+		Locale:   s.Locale,
+	}
+	step := clarify.Decide(in)
+	if declining && !changedSlots(merged) {
+		// "No" to the final approval with nothing changed: do not do it.
+		step = clarify.Step{Action: clarify.Cancelled, Question: &clarify.Question{Text: clarify.CancelledText(c, s.Locale)}}
+		s.Status, s.EndedAt = Cancelled, req.Now
+	}
+	_ = approving
+
+	// Build the response.
+	s.Version++
+	s.UpdatedAt = req.Now
+	s.LastAction = string(step.Action)
+	res := &Result{
+		Action:   step.Action,
+		Question: step.Question,
+		TurnID:   req.TurnID,
+		Problem:  turnProblem(fieldErrors, step),
+	}
+	for _, ch := range changes {
+		res.Changes = append(res.Changes, Change{Change: ch, Message: clarify.ChangeMessage(c, s.Locale, ch)})
+	}
+	switch step.Action {
+	case clarify.Ready:
+		res.Arguments = copySlots(state.Slots)
+		res.IdempotencyKey = idempotencyKey(s.ID, state.Slots)
+	case clarify.Confirm:
+		res.Arguments = copySlots(state.Slots)
+	}
+	if res.Problem != nil {
+		res.Problem.Instance = "/sessions/" + s.ID + "/turns/" + req.TurnID
+	}
+	res.Session = viewOf(s, c, in.Report.Missing)
+
+	response, err := json.Marshal(res)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: encode response: %w", err)
+	}
+	request, err := json.Marshal(redactRequest(req, c))
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: encode request: %w", err)
+	}
+	commit.Session = s
+	commit.Turn = &TurnRecord{ID: req.TurnID, SessionID: s.ID, Version: s.Version, Action: string(step.Action), Request: request, Response: response, At: req.Now}
+	for _, ch := range changes {
+		commit.Changes = append(commit.Changes, ChangeRecord{
+			SessionID: s.ID, Version: s.Version, TurnID: req.TurnID,
+			Slot: ch.Slot, Old: ch.Old, New: ch.New, Decision: ch.Decision, At: req.Now,
+		})
+	}
+	return res, commit, nil
+}
+
+// normalizeArgs normalizes the arguments in contract order, then unknown
+// keys in name order. It returns the values to merge, the slots whose value
+// was refused, and why.
+func normalizeArgs(c *contract.Contract, raw map[string]any, env contract.Env) ([]merge.Arg, []string, []problem.FieldError) {
+	names := make([]string, 0, len(raw))
+	for k := range raw {
+		names = append(names, k)
+	}
+	known := c.InOrder(names)
+	var unknown []string
+	for _, k := range names {
+		if c.Property(k) == nil {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+
+	var args []merge.Arg
+	var rejected []string
+	var errs []problem.FieldError
+	for _, slot := range known {
+		v := raw[slot]
+		if contract.IsEmpty(v) {
+			args = append(args, merge.Arg{Slot: slot, Empty: true})
+			continue
+		}
+		nv, fe := c.Normalize(slot, v, env)
+		if fe != nil {
+			rejected = append(rejected, slot)
+			errs = append(errs, *fe)
+			continue
+		}
+		args = append(args, merge.Arg{Slot: slot, Value: nv})
+	}
+	for _, k := range unknown {
+		if contract.IsEmpty(raw[k]) {
+			continue // a null for a field the contract lacks says nothing
+		}
+		_, fe := c.Normalize(k, raw[k], env)
+		errs = append(errs, *fe)
+	}
+	return args, rejected, errs
+}
+
+// turnProblem is the problem a turn reports: refused values first, else the
+// rules a REPAIR must satisfy.
+func turnProblem(refused []problem.FieldError, step clarify.Step) *problem.Problem {
+	switch {
+	case len(refused) > 0:
+		return &problem.Problem{
+			Type:   problem.TypeInvalidValue,
+			Title:  "Some arguments were not accepted",
+			Status: 422,
+			Detail: refused[0].Error(),
+			Errors: refused,
+		}
+	case step.Action == clarify.Repair:
+		return &problem.Problem{
+			Type:   problem.TypeRuleViolated,
+			Title:  "The arguments break a rule of the contract",
+			Status: 422,
+			Detail: step.Violations[0].Error(),
+			Errors: step.Violations,
+		}
+	}
+	return nil
+}
+
+// idempotencyKey is the same for the same session and arguments, so a
+// backend can de-duplicate a retried call.
+func idempotencyKey(sessionID string, slots map[string]any) string {
+	b, _ := json.Marshal(slots) // map keys are sorted: canonical
+	h := sha256.New()
+	h.Write([]byte(sessionID))
+	h.Write([]byte{0})
+	h.Write(b)
+	return "sd_" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func changedSlots(changes []merge.Change) bool {
+	for _, ch := range changes {
+		switch ch.Decision {
+		case merge.Filled, merge.Overwritten, merge.Pending:
+			return true
+		}
+	}
+	return false
+}
+
+func viewOf(s *Session, c *contract.Contract, missing []string) View {
+	v := View{
+		ID: s.ID, ConversationID: s.Key.ConversationID, Tool: s.Tool, Status: s.Status,
+		Version: s.Version, Slots: copySlots(s.State.Slots), Missing: missing,
+		Locale: s.Locale, TimeZone: s.TimeZone, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+	}
+	order := keys(s.State.Pending)
+	if c != nil {
+		order = c.InOrder(order)
+	} else {
+		sort.Strings(order)
+	}
+	for _, slot := range order {
+		v.Pending = append(v.Pending, merge.Change{Slot: slot, Old: s.State.Slots[slot], New: s.State.Pending[slot], Decision: merge.Pending})
+	}
+	return v
+}
+
+// View reports a session as the orchestrator sees it, with its missing slots.
+func (e *Engine) View(s *Session) View {
+	c := e.contracts.Get(s.Tool)
+	var missing []string
+	if c != nil && s.Status == Active {
+		missing = c.Check(s.State.Slots).Missing
+	}
+	return viewOf(s, c, missing)
+}
+
+// Get reads a session.
+func (e *Engine) Get(ctx context.Context, l Lookup) (*Session, error) {
+	if err := l.validate(); err != nil {
+		return nil, err
+	}
+	return e.store.Session(ctx, l)
+}
+
+// History reads a session's turns and slot changes.
+func (e *Engine) History(ctx context.Context, l Lookup) (*History, error) {
+	if err := l.validate(); err != nil {
+		return nil, err
+	}
+	return e.store.History(ctx, l)
+}
+
+// Reset ends a session explicitly; every slot it held is recorded as
+// cleared. The next turn of the conversation starts a fresh session.
+func (e *Engine) Reset(ctx context.Context, l Lookup, now time.Time) (*Session, []merge.Change, error) {
+	if err := l.validate(); err != nil {
+		return nil, nil, err
+	}
+	if now.IsZero() {
+		now = e.clock()
+	}
+	var out *Session
+	var changes []merge.Change
+	err := e.store.Update(ctx, l, func(s *Session) (*Commit, error) {
+		if s.Status != Active {
+			return nil, ErrNotActive
+		}
+		out = s.Clone()
+		out.Status, out.EndedAt, out.UpdatedAt = Reset, now, now
+		out.Version++
+		commit := &Commit{Ended: []*Session{out}}
+		c := e.contracts.Get(s.Tool)
+		names := keys(s.State.Slots)
+		if c != nil {
+			names = c.InOrder(names)
+		} else {
+			sort.Strings(names)
+		}
+		for _, slot := range names {
+			ch := merge.Change{Slot: slot, Old: s.State.Slots[slot], Decision: merge.Cleared}
+			changes = append(changes, ch)
+			commit.Changes = append(commit.Changes, ChangeRecord{
+				SessionID: s.ID, Version: out.Version, Slot: slot, Old: ch.Old, Decision: merge.Cleared, At: now,
+			})
+		}
+		return commit, nil
+	})
+	return out, changes, err
+}
+
+func (r *TurnRequest) validate() error {
+	switch {
+	case r.ConversationID == "":
+		return problem.InvalidRequest("conversation_id", "required")
+	case r.Tool == "":
+		return problem.InvalidRequest("tool", "required")
+	case r.TurnID == "":
+		return problem.InvalidRequest("turn_id", "required: one per logical turn, reused on retries")
+	case len(r.ConversationID) > maxIDLength || !utf8.ValidString(r.ConversationID):
+		return problem.InvalidRequest("conversation_id", fmt.Sprintf("at most %d bytes of UTF-8", maxIDLength))
+	case len(r.TurnID) > maxIDLength || !utf8.ValidString(r.TurnID):
+		return problem.InvalidRequest("turn_id", fmt.Sprintf("at most %d bytes of UTF-8", maxIDLength))
+	case len(r.Tool) > maxIDLength:
+		return problem.InvalidRequest("tool", fmt.Sprintf("at most %d bytes", maxIDLength))
+	case len(r.Arguments) > maxArguments:
+		return problem.InvalidRequest("arguments", fmt.Sprintf("at most %d arguments", maxArguments))
+	case len(r.Locale) > 35:
+		return problem.InvalidRequest("locale", "a BCP 47 tag such as ru or en-GB")
+	}
+	for k, v := range r.Arguments {
+		if s, ok := v.(string); ok && len(s) > maxTextLength {
+			return problem.InvalidRequest("arguments/"+k, fmt.Sprintf("at most %d bytes", maxTextLength))
+		}
+	}
+	return nil
+}
+
+func (l Lookup) validate() error {
+	if l.ConversationID == "" && l.SessionID == "" {
+		return problem.InvalidRequest("conversation_id", "conversation_id or session_id is required")
+	}
+	if l.SessionID != "" {
+		if _, err := uuid.Parse(l.SessionID); err != nil {
+			return problem.InvalidRequest("session_id", "not a session id")
+		}
+	}
+	return nil
+}
+
+func (e *Engine) location(name string) (*time.Location, error) {
+	if v, ok := e.zones.Load(name); ok {
+		return v.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	e.zones.Store(name, loc)
+	return loc, nil
+}
+
+// redactRequest is the request as the history keeps it: sensitive slots
+// masked, card-like numbers cut to their last four digits.
+func redactRequest(req TurnRequest, c *contract.Contract) TurnRequest {
+	out := req
+	out.Arguments = make(map[string]any, len(req.Arguments))
+	for k, v := range req.Arguments {
+		if p := c.Property(k); p != nil && p.Sensitive {
+			out.Arguments[k] = "•••"
+			continue
+		}
+		out.Arguments[k] = problem.RedactValue(v)
+	}
+	return out
+}
+
+func newID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func copySlots(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func slotName(pointer string) string {
+	if len(pointer) > 0 && pointer[0] == '/' {
+		pointer = pointer[1:]
+	}
+	for i := 0; i < len(pointer); i++ {
+		if pointer[i] == '/' {
+			return pointer[:i]
+		}
+	}
+	return pointer
+}
