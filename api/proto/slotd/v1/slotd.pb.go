@@ -13,6 +13,7 @@ package slotdv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
@@ -251,6 +252,65 @@ func (SessionStatus) EnumDescriptor() ([]byte, []int) {
 	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{2}
 }
 
+// The kinds of backend failure CompleteSession understands.
+type FailureKind int32
+
+const (
+	FailureKind_FAILURE_KIND_UNSPECIFIED  FailureKind = 0
+	FailureKind_FAILURE_KIND_TIMEOUT      FailureKind = 1
+	FailureKind_FAILURE_KIND_UNAVAILABLE  FailureKind = 2
+	FailureKind_FAILURE_KIND_RATE_LIMITED FailureKind = 3
+	FailureKind_FAILURE_KIND_UNAUTHORIZED FailureKind = 4
+	FailureKind_FAILURE_KIND_INTERNAL     FailureKind = 5
+)
+
+// Enum value maps for FailureKind.
+var (
+	FailureKind_name = map[int32]string{
+		0: "FAILURE_KIND_UNSPECIFIED",
+		1: "FAILURE_KIND_TIMEOUT",
+		2: "FAILURE_KIND_UNAVAILABLE",
+		3: "FAILURE_KIND_RATE_LIMITED",
+		4: "FAILURE_KIND_UNAUTHORIZED",
+		5: "FAILURE_KIND_INTERNAL",
+	}
+	FailureKind_value = map[string]int32{
+		"FAILURE_KIND_UNSPECIFIED":  0,
+		"FAILURE_KIND_TIMEOUT":      1,
+		"FAILURE_KIND_UNAVAILABLE":  2,
+		"FAILURE_KIND_RATE_LIMITED": 3,
+		"FAILURE_KIND_UNAUTHORIZED": 4,
+		"FAILURE_KIND_INTERNAL":     5,
+	}
+)
+
+func (x FailureKind) Enum() *FailureKind {
+	p := new(FailureKind)
+	*p = x
+	return p
+}
+
+func (x FailureKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FailureKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_slotd_v1_slotd_proto_enumTypes[3].Descriptor()
+}
+
+func (FailureKind) Type() protoreflect.EnumType {
+	return &file_slotd_v1_slotd_proto_enumTypes[3]
+}
+
+func (x FailureKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FailureKind.Descriptor instead.
+func (FailureKind) EnumDescriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{3}
+}
+
 type TurnRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The orchestrator's conversation; one active session per conversation.
@@ -417,7 +477,12 @@ type TurnResponse struct {
 	Problem *Problem `protobuf:"bytes,7,opt,name=problem,proto3" json:"problem,omitempty"`
 	// The turn_id this response answers. A repeated turn_id gets the stored
 	// response unchanged; the response header "slotd-replayed: true" says so.
-	TurnId        string `protobuf:"bytes,8,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	TurnId string `protobuf:"bytes,8,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	// The session this turn ended, when it ended one (expired, abandoned).
+	PreviousSession *Session `protobuf:"bytes,9,opt,name=previous_session,json=previousSession,proto3" json:"previous_session,omitempty"`
+	// What to tell the user about the session itself, e.g. that an expired
+	// conversation starts over.
+	Notice        string `protobuf:"bytes,10,opt,name=notice,proto3" json:"notice,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -508,6 +573,20 @@ func (x *TurnResponse) GetTurnId() string {
 	return ""
 }
 
+func (x *TurnResponse) GetPreviousSession() *Session {
+	if x != nil {
+		return x.PreviousSession
+	}
+	return nil
+}
+
+func (x *TurnResponse) GetNotice() string {
+	if x != nil {
+		return x.Notice
+	}
+	return ""
+}
+
 type Session struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -521,11 +600,15 @@ type Session struct {
 	// Required slots still empty, in contract order (conditional ones included).
 	Missing []string `protobuf:"bytes,7,rep,name=missing,proto3" json:"missing,omitempty"`
 	// Irreversible changes waiting for re-confirmation.
-	Pending       []*PendingChange       `protobuf:"bytes,8,rep,name=pending,proto3" json:"pending,omitempty"`
-	Locale        string                 `protobuf:"bytes,9,opt,name=locale,proto3" json:"locale,omitempty"`
-	TimeZone      string                 `protobuf:"bytes,10,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	Pending   []*PendingChange       `protobuf:"bytes,8,rep,name=pending,proto3" json:"pending,omitempty"`
+	Locale    string                 `protobuf:"bytes,9,opt,name=locale,proto3" json:"locale,omitempty"`
+	TimeZone  string                 `protobuf:"bytes,10,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	EndedAt   *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
+	// Failed attempts per slot (refused values and repairs) since its last
+	// accepted value.
+	Attempts      map[string]int32 `protobuf:"bytes,14,rep,name=attempts,proto3" json:"attempts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -640,6 +723,20 @@ func (x *Session) GetCreatedAt() *timestamppb.Timestamp {
 func (x *Session) GetUpdatedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.UpdatedAt
+	}
+	return nil
+}
+
+func (x *Session) GetEndedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndedAt
+	}
+	return nil
+}
+
+func (x *Session) GetAttempts() map[string]int32 {
+	if x != nil {
+		return x.Attempts
 	}
 	return nil
 }
@@ -1258,6 +1355,1104 @@ func (x *ResetSessionResponse) GetChanges() []*Change {
 	return nil
 }
 
+// BackendFailure is a transport failure of the backend call.
+type BackendFailure struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kind  FailureKind            `protobuf:"varint,1,opt,name=kind,proto3,enum=slotd.v1.FailureKind" json:"kind,omitempty"`
+	// The backend's HTTP status, when there was one.
+	HttpStatus int32 `protobuf:"varint,2,opt,name=http_status,json=httpStatus,proto3" json:"http_status,omitempty"`
+	// The backend's Retry-After, when it gave one.
+	RetryAfterSeconds int32 `protobuf:"varint,3,opt,name=retry_after_seconds,json=retryAfterSeconds,proto3" json:"retry_after_seconds,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *BackendFailure) Reset() {
+	*x = BackendFailure{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackendFailure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackendFailure) ProtoMessage() {}
+
+func (x *BackendFailure) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackendFailure.ProtoReflect.Descriptor instead.
+func (*BackendFailure) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *BackendFailure) GetKind() FailureKind {
+	if x != nil {
+		return x.Kind
+	}
+	return FailureKind_FAILURE_KIND_UNSPECIFIED
+}
+
+func (x *BackendFailure) GetHttpStatus() int32 {
+	if x != nil {
+		return x.HttpStatus
+	}
+	return 0
+}
+
+func (x *BackendFailure) GetRetryAfterSeconds() int32 {
+	if x != nil {
+		return x.RetryAfterSeconds
+	}
+	return 0
+}
+
+type CompleteSessionRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	SessionId      string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Types that are valid to be assigned to Outcome:
+	//
+	//	*CompleteSessionRequest_Result
+	//	*CompleteSessionRequest_Failure
+	Outcome isCompleteSessionRequest_Outcome `protobuf_oneof:"outcome"`
+	// The idempotency key of the READY the backend was called with.
+	IdempotencyKey string                 `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	Now            *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=now,proto3" json:"now,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *CompleteSessionRequest) Reset() {
+	*x = CompleteSessionRequest{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteSessionRequest) ProtoMessage() {}
+
+func (x *CompleteSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteSessionRequest.ProtoReflect.Descriptor instead.
+func (*CompleteSessionRequest) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CompleteSessionRequest) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *CompleteSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *CompleteSessionRequest) GetOutcome() isCompleteSessionRequest_Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return nil
+}
+
+func (x *CompleteSessionRequest) GetResult() *structpb.Value {
+	if x != nil {
+		if x, ok := x.Outcome.(*CompleteSessionRequest_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+func (x *CompleteSessionRequest) GetFailure() *BackendFailure {
+	if x != nil {
+		if x, ok := x.Outcome.(*CompleteSessionRequest_Failure); ok {
+			return x.Failure
+		}
+	}
+	return nil
+}
+
+func (x *CompleteSessionRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *CompleteSessionRequest) GetNow() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Now
+	}
+	return nil
+}
+
+type isCompleteSessionRequest_Outcome interface {
+	isCompleteSessionRequest_Outcome()
+}
+
+type CompleteSessionRequest_Result struct {
+	// The backend's raw result, any JSON.
+	Result *structpb.Value `protobuf:"bytes,3,opt,name=result,proto3,oneof"`
+}
+
+type CompleteSessionRequest_Failure struct {
+	// The backend call failed.
+	Failure *BackendFailure `protobuf:"bytes,4,opt,name=failure,proto3,oneof"`
+}
+
+func (*CompleteSessionRequest_Result) isCompleteSessionRequest_Outcome() {}
+
+func (*CompleteSessionRequest_Failure) isCompleteSessionRequest_Outcome() {}
+
+type CompleteSessionResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Session *Session               `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	// The object to put into the model's context, valid against the tool's
+	// output contract.
+	Output *structpb.Struct `protobuf:"bytes,2,opt,name=output,proto3" json:"output,omitempty"`
+	// READY when a retry is safe (same idempotency key), HANDOFF when a person
+	// must take over; unspecified when the session completed.
+	Action        Action   `protobuf:"varint,3,opt,name=action,proto3,enum=slotd.v1.Action" json:"action,omitempty"`
+	Problem       *Problem `protobuf:"bytes,4,opt,name=problem,proto3" json:"problem,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteSessionResponse) Reset() {
+	*x = CompleteSessionResponse{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteSessionResponse) ProtoMessage() {}
+
+func (x *CompleteSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteSessionResponse.ProtoReflect.Descriptor instead.
+func (*CompleteSessionResponse) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *CompleteSessionResponse) GetSession() *Session {
+	if x != nil {
+		return x.Session
+	}
+	return nil
+}
+
+func (x *CompleteSessionResponse) GetOutput() *structpb.Struct {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+func (x *CompleteSessionResponse) GetAction() Action {
+	if x != nil {
+		return x.Action
+	}
+	return Action_ACTION_UNSPECIFIED
+}
+
+func (x *CompleteSessionResponse) GetProblem() *Problem {
+	if x != nil {
+		return x.Problem
+	}
+	return nil
+}
+
+type GetToolSchemaRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Tool  string                 `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
+	// "openai", "anthropic" or "plain".
+	Provider      string `protobuf:"bytes,2,opt,name=provider,proto3" json:"provider,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetToolSchemaRequest) Reset() {
+	*x = GetToolSchemaRequest{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetToolSchemaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetToolSchemaRequest) ProtoMessage() {}
+
+func (x *GetToolSchemaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetToolSchemaRequest.ProtoReflect.Descriptor instead.
+func (*GetToolSchemaRequest) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *GetToolSchemaRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *GetToolSchemaRequest) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+type GetToolSchemaResponse struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// The input schema for the provider's strict mode.
+	Parameters *structpb.Struct `protobuf:"bytes,3,opt,name=parameters,proto3" json:"parameters,omitempty"`
+	Provider   string           `protobuf:"bytes,4,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The contract's version (content hash).
+	Version       string `protobuf:"bytes,5,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetToolSchemaResponse) Reset() {
+	*x = GetToolSchemaResponse{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetToolSchemaResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetToolSchemaResponse) ProtoMessage() {}
+
+func (x *GetToolSchemaResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetToolSchemaResponse.ProtoReflect.Descriptor instead.
+func (*GetToolSchemaResponse) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GetToolSchemaResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GetToolSchemaResponse) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *GetToolSchemaResponse) GetParameters() *structpb.Struct {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
+func (x *GetToolSchemaResponse) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *GetToolSchemaResponse) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+type ListSessionsRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Status SessionStatus          `protobuf:"varint,1,opt,name=status,proto3,enum=slotd.v1.SessionStatus" json:"status,omitempty"`
+	Tool   string                 `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// Only sessions whose last turn is older than this.
+	IdleLongerThan *durationpb.Duration `protobuf:"bytes,3,opt,name=idle_longer_than,json=idleLongerThan,proto3" json:"idle_longer_than,omitempty"`
+	// Only sessions of this tenant; all tenants when empty.
+	Tenant        string `protobuf:"bytes,4,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	PageSize      int32  `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken     string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionsRequest) Reset() {
+	*x = ListSessionsRequest{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionsRequest) ProtoMessage() {}
+
+func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
+func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ListSessionsRequest) GetStatus() SessionStatus {
+	if x != nil {
+		return x.Status
+	}
+	return SessionStatus_SESSION_STATUS_UNSPECIFIED
+}
+
+func (x *ListSessionsRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *ListSessionsRequest) GetIdleLongerThan() *durationpb.Duration {
+	if x != nil {
+		return x.IdleLongerThan
+	}
+	return nil
+}
+
+func (x *ListSessionsRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *ListSessionsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListSessionsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+type SessionSummary struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Session       *Session               `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	Tenant        string                 `protobuf:"bytes,2,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionSummary) Reset() {
+	*x = SessionSummary{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionSummary) ProtoMessage() {}
+
+func (x *SessionSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionSummary.ProtoReflect.Descriptor instead.
+func (*SessionSummary) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *SessionSummary) GetSession() *Session {
+	if x != nil {
+		return x.Session
+	}
+	return nil
+}
+
+func (x *SessionSummary) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+type ListSessionsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sessions      []*SessionSummary      `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionsResponse) Reset() {
+	*x = ListSessionsResponse{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionsResponse) ProtoMessage() {}
+
+func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
+func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
+	if x != nil {
+		return x.Sessions
+	}
+	return nil
+}
+
+func (x *ListSessionsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+type ResetStaleSessionsRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	IdleLongerThan *durationpb.Duration   `protobuf:"bytes,1,opt,name=idle_longer_than,json=idleLongerThan,proto3" json:"idle_longer_than,omitempty"`
+	Tool           string                 `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// Report what would be reset, change nothing.
+	DryRun bool `protobuf:"varint,3,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	// At most this many sessions in one call.
+	Limit         int32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResetStaleSessionsRequest) Reset() {
+	*x = ResetStaleSessionsRequest{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResetStaleSessionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResetStaleSessionsRequest) ProtoMessage() {}
+
+func (x *ResetStaleSessionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResetStaleSessionsRequest.ProtoReflect.Descriptor instead.
+func (*ResetStaleSessionsRequest) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ResetStaleSessionsRequest) GetIdleLongerThan() *durationpb.Duration {
+	if x != nil {
+		return x.IdleLongerThan
+	}
+	return nil
+}
+
+func (x *ResetStaleSessionsRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *ResetStaleSessionsRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *ResetStaleSessionsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ResetStaleSessionsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionIds    []string               `protobuf:"bytes,1,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"`
+	DryRun        bool                   `protobuf:"varint,2,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResetStaleSessionsResponse) Reset() {
+	*x = ResetStaleSessionsResponse{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResetStaleSessionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResetStaleSessionsResponse) ProtoMessage() {}
+
+func (x *ResetStaleSessionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResetStaleSessionsResponse.ProtoReflect.Descriptor instead.
+func (*ResetStaleSessionsResponse) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ResetStaleSessionsResponse) GetSessionIds() []string {
+	if x != nil {
+		return x.SessionIds
+	}
+	return nil
+}
+
+func (x *ResetStaleSessionsResponse) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+type PurgeSessionsRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	EndedLongerThan *durationpb.Duration   `protobuf:"bytes,1,opt,name=ended_longer_than,json=endedLongerThan,proto3" json:"ended_longer_than,omitempty"`
+	DryRun          bool                   `protobuf:"varint,2,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	Limit           int32                  `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *PurgeSessionsRequest) Reset() {
+	*x = PurgeSessionsRequest{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PurgeSessionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PurgeSessionsRequest) ProtoMessage() {}
+
+func (x *PurgeSessionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PurgeSessionsRequest.ProtoReflect.Descriptor instead.
+func (*PurgeSessionsRequest) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *PurgeSessionsRequest) GetEndedLongerThan() *durationpb.Duration {
+	if x != nil {
+		return x.EndedLongerThan
+	}
+	return nil
+}
+
+func (x *PurgeSessionsRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *PurgeSessionsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type PurgeSessionsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionIds    []string               `protobuf:"bytes,1,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"`
+	DryRun        bool                   `protobuf:"varint,2,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PurgeSessionsResponse) Reset() {
+	*x = PurgeSessionsResponse{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PurgeSessionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PurgeSessionsResponse) ProtoMessage() {}
+
+func (x *PurgeSessionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PurgeSessionsResponse.ProtoReflect.Descriptor instead.
+func (*PurgeSessionsResponse) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *PurgeSessionsResponse) GetSessionIds() []string {
+	if x != nil {
+		return x.SessionIds
+	}
+	return nil
+}
+
+func (x *PurgeSessionsResponse) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+type GetSessionHistoryRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	SessionId      string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Admin calls may name the tenant; empty for the default tenant.
+	Tenant        string `protobuf:"bytes,3,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSessionHistoryRequest) Reset() {
+	*x = GetSessionHistoryRequest{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSessionHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSessionHistoryRequest) ProtoMessage() {}
+
+func (x *GetSessionHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSessionHistoryRequest.ProtoReflect.Descriptor instead.
+func (*GetSessionHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *GetSessionHistoryRequest) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *GetSessionHistoryRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetSessionHistoryRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+type HistoryTurn struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	TurnId  string                 `protobuf:"bytes,1,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	Version int64                  `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	Action  Action                 `protobuf:"varint,3,opt,name=action,proto3,enum=slotd.v1.Action" json:"action,omitempty"`
+	At      *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=at,proto3" json:"at,omitempty"`
+	// The request as received, with card numbers and sensitive values masked.
+	Request       *structpb.Struct `protobuf:"bytes,5,opt,name=request,proto3" json:"request,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryTurn) Reset() {
+	*x = HistoryTurn{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryTurn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryTurn) ProtoMessage() {}
+
+func (x *HistoryTurn) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryTurn.ProtoReflect.Descriptor instead.
+func (*HistoryTurn) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *HistoryTurn) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *HistoryTurn) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *HistoryTurn) GetAction() Action {
+	if x != nil {
+		return x.Action
+	}
+	return Action_ACTION_UNSPECIFIED
+}
+
+func (x *HistoryTurn) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *HistoryTurn) GetRequest() *structpb.Struct {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+type HistoryChange struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Slot     string                 `protobuf:"bytes,1,opt,name=slot,proto3" json:"slot,omitempty"`
+	Old      *structpb.Value        `protobuf:"bytes,2,opt,name=old,proto3" json:"old,omitempty"`
+	New      *structpb.Value        `protobuf:"bytes,3,opt,name=new,proto3" json:"new,omitempty"`
+	Decision Decision               `protobuf:"varint,4,opt,name=decision,proto3,enum=slotd.v1.Decision" json:"decision,omitempty"`
+	// Empty for changes made outside a turn (reset, expiry).
+	TurnId        string                 `protobuf:"bytes,5,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	Version       int64                  `protobuf:"varint,6,opt,name=version,proto3" json:"version,omitempty"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryChange) Reset() {
+	*x = HistoryChange{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryChange) ProtoMessage() {}
+
+func (x *HistoryChange) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryChange.ProtoReflect.Descriptor instead.
+func (*HistoryChange) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *HistoryChange) GetSlot() string {
+	if x != nil {
+		return x.Slot
+	}
+	return ""
+}
+
+func (x *HistoryChange) GetOld() *structpb.Value {
+	if x != nil {
+		return x.Old
+	}
+	return nil
+}
+
+func (x *HistoryChange) GetNew() *structpb.Value {
+	if x != nil {
+		return x.New
+	}
+	return nil
+}
+
+func (x *HistoryChange) GetDecision() Decision {
+	if x != nil {
+		return x.Decision
+	}
+	return Decision_DECISION_UNSPECIFIED
+}
+
+func (x *HistoryChange) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *HistoryChange) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *HistoryChange) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+type GetSessionHistoryResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Session       *Session               `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	Turns         []*HistoryTurn         `protobuf:"bytes,2,rep,name=turns,proto3" json:"turns,omitempty"`
+	Changes       []*HistoryChange       `protobuf:"bytes,3,rep,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSessionHistoryResponse) Reset() {
+	*x = GetSessionHistoryResponse{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSessionHistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSessionHistoryResponse) ProtoMessage() {}
+
+func (x *GetSessionHistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSessionHistoryResponse.ProtoReflect.Descriptor instead.
+func (*GetSessionHistoryResponse) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *GetSessionHistoryResponse) GetSession() *Session {
+	if x != nil {
+		return x.Session
+	}
+	return nil
+}
+
+func (x *GetSessionHistoryResponse) GetTurns() []*HistoryTurn {
+	if x != nil {
+		return x.Turns
+	}
+	return nil
+}
+
+func (x *GetSessionHistoryResponse) GetChanges() []*HistoryChange {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
 type ListContractsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1266,7 +2461,7 @@ type ListContractsRequest struct {
 
 func (x *ListContractsRequest) Reset() {
 	*x = ListContractsRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[13]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1278,7 +2473,7 @@ func (x *ListContractsRequest) String() string {
 func (*ListContractsRequest) ProtoMessage() {}
 
 func (x *ListContractsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[13]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1291,7 +2486,7 @@ func (x *ListContractsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContractsRequest.ProtoReflect.Descriptor instead.
 func (*ListContractsRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{13}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{29}
 }
 
 type ListContractsResponse struct {
@@ -1303,7 +2498,7 @@ type ListContractsResponse struct {
 
 func (x *ListContractsResponse) Reset() {
 	*x = ListContractsResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[14]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1315,7 +2510,7 @@ func (x *ListContractsResponse) String() string {
 func (*ListContractsResponse) ProtoMessage() {}
 
 func (x *ListContractsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[14]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1328,7 +2523,7 @@ func (x *ListContractsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContractsResponse.ProtoReflect.Descriptor instead.
 func (*ListContractsResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{14}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListContractsResponse) GetContracts() []*ContractInfo {
@@ -1351,7 +2546,7 @@ type ContractInfo struct {
 
 func (x *ContractInfo) Reset() {
 	*x = ContractInfo{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[15]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1363,7 +2558,7 @@ func (x *ContractInfo) String() string {
 func (*ContractInfo) ProtoMessage() {}
 
 func (x *ContractInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[15]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1376,7 +2571,7 @@ func (x *ContractInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContractInfo.ProtoReflect.Descriptor instead.
 func (*ContractInfo) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{15}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ContractInfo) GetName() string {
@@ -1411,7 +2606,7 @@ var File_slotd_v1_slotd_proto protoreflect.FileDescriptor
 
 const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\n" +
-	"\x14slotd/v1/slotd.proto\x12\bslotd.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb9\x02\n" +
+	"\x14slotd/v1/slotd.proto\x12\bslotd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb9\x02\n" +
 	"\vTurnRequest\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x17\n" +
@@ -1422,7 +2617,7 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\ttime_zone\x18\a \x01(\tR\btimeZone\x12,\n" +
 	"\x03now\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x03now\"&\n" +
 	"\fConfirmation\x12\x16\n" +
-	"\x06accept\x18\x01 \x01(\bR\x06accept\"\xe7\x02\n" +
+	"\x06accept\x18\x01 \x01(\bR\x06accept\"\xbd\x03\n" +
 	"\fTurnResponse\x12+\n" +
 	"\asession\x18\x01 \x01(\v2\x11.slotd.v1.SessionR\asession\x12(\n" +
 	"\x06action\x18\x02 \x01(\x0e2\x10.slotd.v1.ActionR\x06action\x12.\n" +
@@ -1431,7 +2626,10 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\targuments\x18\x05 \x01(\v2\x17.google.protobuf.StructR\targuments\x12'\n" +
 	"\x0fidempotency_key\x18\x06 \x01(\tR\x0eidempotencyKey\x12+\n" +
 	"\aproblem\x18\a \x01(\v2\x11.slotd.v1.ProblemR\aproblem\x12\x17\n" +
-	"\aturn_id\x18\b \x01(\tR\x06turnId\"\xc8\x03\n" +
+	"\aturn_id\x18\b \x01(\tR\x06turnId\x12<\n" +
+	"\x10previous_session\x18\t \x01(\v2\x11.slotd.v1.SessionR\x0fpreviousSession\x12\x16\n" +
+	"\x06notice\x18\n" +
+	" \x01(\tR\x06notice\"\xf9\x04\n" +
 	"\aSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x0fconversation_id\x18\x02 \x01(\tR\x0econversationId\x12\x12\n" +
@@ -1447,7 +2645,12 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"w\n" +
+	"updated_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x125\n" +
+	"\bended_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12;\n" +
+	"\battempts\x18\x0e \x03(\v2\x1f.slotd.v1.Session.AttemptsEntryR\battempts\x1a;\n" +
+	"\rAttemptsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"w\n" +
 	"\rPendingChange\x12\x12\n" +
 	"\x04slot\x18\x01 \x01(\tR\x04slot\x12(\n" +
 	"\x03old\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x03old\x12(\n" +
@@ -1494,7 +2697,91 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\"o\n" +
 	"\x14ResetSessionResponse\x12+\n" +
 	"\asession\x18\x01 \x01(\v2\x11.slotd.v1.SessionR\asession\x12*\n" +
-	"\achanges\x18\x02 \x03(\v2\x10.slotd.v1.ChangeR\achanges\"\x16\n" +
+	"\achanges\x18\x02 \x03(\v2\x10.slotd.v1.ChangeR\achanges\"\x8c\x01\n" +
+	"\x0eBackendFailure\x12)\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x15.slotd.v1.FailureKindR\x04kind\x12\x1f\n" +
+	"\vhttp_status\x18\x02 \x01(\x05R\n" +
+	"httpStatus\x12.\n" +
+	"\x13retry_after_seconds\x18\x03 \x01(\x05R\x11retryAfterSeconds\"\xaa\x02\n" +
+	"\x16CompleteSessionRequest\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x120\n" +
+	"\x06result\x18\x03 \x01(\v2\x16.google.protobuf.ValueH\x00R\x06result\x124\n" +
+	"\afailure\x18\x04 \x01(\v2\x18.slotd.v1.BackendFailureH\x00R\afailure\x12'\n" +
+	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x12,\n" +
+	"\x03now\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x03nowB\t\n" +
+	"\aoutcome\"\xce\x01\n" +
+	"\x17CompleteSessionResponse\x12+\n" +
+	"\asession\x18\x01 \x01(\v2\x11.slotd.v1.SessionR\asession\x12/\n" +
+	"\x06output\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06output\x12(\n" +
+	"\x06action\x18\x03 \x01(\x0e2\x10.slotd.v1.ActionR\x06action\x12+\n" +
+	"\aproblem\x18\x04 \x01(\v2\x11.slotd.v1.ProblemR\aproblem\"F\n" +
+	"\x14GetToolSchemaRequest\x12\x12\n" +
+	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1a\n" +
+	"\bprovider\x18\x02 \x01(\tR\bprovider\"\xbc\x01\n" +
+	"\x15GetToolSchemaResponse\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x127\n" +
+	"\n" +
+	"parameters\x18\x03 \x01(\v2\x17.google.protobuf.StructR\n" +
+	"parameters\x12\x1a\n" +
+	"\bprovider\x18\x04 \x01(\tR\bprovider\x12\x18\n" +
+	"\aversion\x18\x05 \x01(\tR\aversion\"\xf3\x01\n" +
+	"\x13ListSessionsRequest\x12/\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x17.slotd.v1.SessionStatusR\x06status\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12C\n" +
+	"\x10idle_longer_than\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x0eidleLongerThan\x12\x16\n" +
+	"\x06tenant\x18\x04 \x01(\tR\x06tenant\x12\x1b\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x06 \x01(\tR\tpageToken\"U\n" +
+	"\x0eSessionSummary\x12+\n" +
+	"\asession\x18\x01 \x01(\v2\x11.slotd.v1.SessionR\asession\x12\x16\n" +
+	"\x06tenant\x18\x02 \x01(\tR\x06tenant\"t\n" +
+	"\x14ListSessionsResponse\x124\n" +
+	"\bsessions\x18\x01 \x03(\v2\x18.slotd.v1.SessionSummaryR\bsessions\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa3\x01\n" +
+	"\x19ResetStaleSessionsRequest\x12C\n" +
+	"\x10idle_longer_than\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x0eidleLongerThan\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x17\n" +
+	"\adry_run\x18\x03 \x01(\bR\x06dryRun\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x05R\x05limit\"V\n" +
+	"\x1aResetStaleSessionsResponse\x12\x1f\n" +
+	"\vsession_ids\x18\x01 \x03(\tR\n" +
+	"sessionIds\x12\x17\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"\x8c\x01\n" +
+	"\x14PurgeSessionsRequest\x12E\n" +
+	"\x11ended_longer_than\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x0fendedLongerThan\x12\x17\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\"Q\n" +
+	"\x15PurgeSessionsResponse\x12\x1f\n" +
+	"\vsession_ids\x18\x01 \x03(\tR\n" +
+	"sessionIds\x12\x17\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"z\n" +
+	"\x18GetSessionHistoryRequest\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x16\n" +
+	"\x06tenant\x18\x03 \x01(\tR\x06tenant\"\xc9\x01\n" +
+	"\vHistoryTurn\x12\x17\n" +
+	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x03R\aversion\x12(\n" +
+	"\x06action\x18\x03 \x01(\x0e2\x10.slotd.v1.ActionR\x06action\x12*\n" +
+	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x121\n" +
+	"\arequest\x18\x05 \x01(\v2\x17.google.protobuf.StructR\arequest\"\x86\x02\n" +
+	"\rHistoryChange\x12\x12\n" +
+	"\x04slot\x18\x01 \x01(\tR\x04slot\x12(\n" +
+	"\x03old\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x03old\x12(\n" +
+	"\x03new\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x03new\x12.\n" +
+	"\bdecision\x18\x04 \x01(\x0e2\x12.slotd.v1.DecisionR\bdecision\x12\x17\n" +
+	"\aturn_id\x18\x05 \x01(\tR\x06turnId\x12\x18\n" +
+	"\aversion\x18\x06 \x01(\x03R\aversion\x12*\n" +
+	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\xa8\x01\n" +
+	"\x19GetSessionHistoryResponse\x12+\n" +
+	"\asession\x18\x01 \x01(\v2\x11.slotd.v1.SessionR\asession\x12+\n" +
+	"\x05turns\x18\x02 \x03(\v2\x15.slotd.v1.HistoryTurnR\x05turns\x121\n" +
+	"\achanges\x18\x03 \x03(\v2\x17.slotd.v1.HistoryChangeR\achanges\"\x16\n" +
 	"\x14ListContractsRequest\"M\n" +
 	"\x15ListContractsResponse\x124\n" +
 	"\tcontracts\x18\x01 \x03(\v2\x16.slotd.v1.ContractInfoR\tcontracts\"\x8b\x01\n" +
@@ -1534,13 +2821,27 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\x18SESSION_STATUS_ABANDONED\x10\x03\x12\x1a\n" +
 	"\x16SESSION_STATUS_EXPIRED\x10\x04\x12\x18\n" +
 	"\x14SESSION_STATUS_RESET\x10\x05\x12\x1c\n" +
-	"\x18SESSION_STATUS_CANCELLED\x10\x062\xae\x02\n" +
+	"\x18SESSION_STATUS_CANCELLED\x10\x06*\xbc\x01\n" +
+	"\vFailureKind\x12\x1c\n" +
+	"\x18FAILURE_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14FAILURE_KIND_TIMEOUT\x10\x01\x12\x1c\n" +
+	"\x18FAILURE_KIND_UNAVAILABLE\x10\x02\x12\x1d\n" +
+	"\x19FAILURE_KIND_RATE_LIMITED\x10\x03\x12\x1d\n" +
+	"\x19FAILURE_KIND_UNAUTHORIZED\x10\x04\x12\x19\n" +
+	"\x15FAILURE_KIND_INTERNAL\x10\x052\xd8\x03\n" +
 	"\vSlotService\x125\n" +
 	"\x04Turn\x12\x15.slotd.v1.TurnRequest\x1a\x16.slotd.v1.TurnResponse\x12G\n" +
 	"\n" +
 	"GetSession\x12\x1b.slotd.v1.GetSessionRequest\x1a\x1c.slotd.v1.GetSessionResponse\x12M\n" +
-	"\fResetSession\x12\x1d.slotd.v1.ResetSessionRequest\x1a\x1e.slotd.v1.ResetSessionResponse\x12P\n" +
-	"\rListContracts\x12\x1e.slotd.v1.ListContractsRequest\x1a\x1f.slotd.v1.ListContractsResponseB3Z1github.com/slotd/slotd/api/proto/slotd/v1;slotdv1b\x06proto3"
+	"\fResetSession\x12\x1d.slotd.v1.ResetSessionRequest\x1a\x1e.slotd.v1.ResetSessionResponse\x12V\n" +
+	"\x0fCompleteSession\x12 .slotd.v1.CompleteSessionRequest\x1a!.slotd.v1.CompleteSessionResponse\x12P\n" +
+	"\rListContracts\x12\x1e.slotd.v1.ListContractsRequest\x1a\x1f.slotd.v1.ListContractsResponse\x12P\n" +
+	"\rGetToolSchema\x12\x1e.slotd.v1.GetToolSchemaRequest\x1a\x1f.slotd.v1.GetToolSchemaResponse2\xee\x02\n" +
+	"\fAdminService\x12M\n" +
+	"\fListSessions\x12\x1d.slotd.v1.ListSessionsRequest\x1a\x1e.slotd.v1.ListSessionsResponse\x12_\n" +
+	"\x12ResetStaleSessions\x12#.slotd.v1.ResetStaleSessionsRequest\x1a$.slotd.v1.ResetStaleSessionsResponse\x12\\\n" +
+	"\x11GetSessionHistory\x12\".slotd.v1.GetSessionHistoryRequest\x1a#.slotd.v1.GetSessionHistoryResponse\x12P\n" +
+	"\rPurgeSessions\x12\x1e.slotd.v1.PurgeSessionsRequest\x1a\x1f.slotd.v1.PurgeSessionsResponseB3Z1github.com/slotd/slotd/api/proto/slotd/v1;slotdv1b\x06proto3"
 
 var (
 	file_slotd_v1_slotd_proto_rawDescOnce sync.Once
@@ -1554,72 +2855,131 @@ func file_slotd_v1_slotd_proto_rawDescGZIP() []byte {
 	return file_slotd_v1_slotd_proto_rawDescData
 }
 
-var file_slotd_v1_slotd_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_slotd_v1_slotd_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_slotd_v1_slotd_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_slotd_v1_slotd_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_slotd_v1_slotd_proto_goTypes = []any{
-	(Action)(0),                   // 0: slotd.v1.Action
-	(Decision)(0),                 // 1: slotd.v1.Decision
-	(SessionStatus)(0),            // 2: slotd.v1.SessionStatus
-	(*TurnRequest)(nil),           // 3: slotd.v1.TurnRequest
-	(*Confirmation)(nil),          // 4: slotd.v1.Confirmation
-	(*TurnResponse)(nil),          // 5: slotd.v1.TurnResponse
-	(*Session)(nil),               // 6: slotd.v1.Session
-	(*PendingChange)(nil),         // 7: slotd.v1.PendingChange
-	(*Question)(nil),              // 8: slotd.v1.Question
-	(*Change)(nil),                // 9: slotd.v1.Change
-	(*Problem)(nil),               // 10: slotd.v1.Problem
-	(*FieldError)(nil),            // 11: slotd.v1.FieldError
-	(*GetSessionRequest)(nil),     // 12: slotd.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),    // 13: slotd.v1.GetSessionResponse
-	(*ResetSessionRequest)(nil),   // 14: slotd.v1.ResetSessionRequest
-	(*ResetSessionResponse)(nil),  // 15: slotd.v1.ResetSessionResponse
-	(*ListContractsRequest)(nil),  // 16: slotd.v1.ListContractsRequest
-	(*ListContractsResponse)(nil), // 17: slotd.v1.ListContractsResponse
-	(*ContractInfo)(nil),          // 18: slotd.v1.ContractInfo
-	(*structpb.Struct)(nil),       // 19: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 21: google.protobuf.Value
+	(Action)(0),                        // 0: slotd.v1.Action
+	(Decision)(0),                      // 1: slotd.v1.Decision
+	(SessionStatus)(0),                 // 2: slotd.v1.SessionStatus
+	(FailureKind)(0),                   // 3: slotd.v1.FailureKind
+	(*TurnRequest)(nil),                // 4: slotd.v1.TurnRequest
+	(*Confirmation)(nil),               // 5: slotd.v1.Confirmation
+	(*TurnResponse)(nil),               // 6: slotd.v1.TurnResponse
+	(*Session)(nil),                    // 7: slotd.v1.Session
+	(*PendingChange)(nil),              // 8: slotd.v1.PendingChange
+	(*Question)(nil),                   // 9: slotd.v1.Question
+	(*Change)(nil),                     // 10: slotd.v1.Change
+	(*Problem)(nil),                    // 11: slotd.v1.Problem
+	(*FieldError)(nil),                 // 12: slotd.v1.FieldError
+	(*GetSessionRequest)(nil),          // 13: slotd.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),         // 14: slotd.v1.GetSessionResponse
+	(*ResetSessionRequest)(nil),        // 15: slotd.v1.ResetSessionRequest
+	(*ResetSessionResponse)(nil),       // 16: slotd.v1.ResetSessionResponse
+	(*BackendFailure)(nil),             // 17: slotd.v1.BackendFailure
+	(*CompleteSessionRequest)(nil),     // 18: slotd.v1.CompleteSessionRequest
+	(*CompleteSessionResponse)(nil),    // 19: slotd.v1.CompleteSessionResponse
+	(*GetToolSchemaRequest)(nil),       // 20: slotd.v1.GetToolSchemaRequest
+	(*GetToolSchemaResponse)(nil),      // 21: slotd.v1.GetToolSchemaResponse
+	(*ListSessionsRequest)(nil),        // 22: slotd.v1.ListSessionsRequest
+	(*SessionSummary)(nil),             // 23: slotd.v1.SessionSummary
+	(*ListSessionsResponse)(nil),       // 24: slotd.v1.ListSessionsResponse
+	(*ResetStaleSessionsRequest)(nil),  // 25: slotd.v1.ResetStaleSessionsRequest
+	(*ResetStaleSessionsResponse)(nil), // 26: slotd.v1.ResetStaleSessionsResponse
+	(*PurgeSessionsRequest)(nil),       // 27: slotd.v1.PurgeSessionsRequest
+	(*PurgeSessionsResponse)(nil),      // 28: slotd.v1.PurgeSessionsResponse
+	(*GetSessionHistoryRequest)(nil),   // 29: slotd.v1.GetSessionHistoryRequest
+	(*HistoryTurn)(nil),                // 30: slotd.v1.HistoryTurn
+	(*HistoryChange)(nil),              // 31: slotd.v1.HistoryChange
+	(*GetSessionHistoryResponse)(nil),  // 32: slotd.v1.GetSessionHistoryResponse
+	(*ListContractsRequest)(nil),       // 33: slotd.v1.ListContractsRequest
+	(*ListContractsResponse)(nil),      // 34: slotd.v1.ListContractsResponse
+	(*ContractInfo)(nil),               // 35: slotd.v1.ContractInfo
+	nil,                                // 36: slotd.v1.Session.AttemptsEntry
+	(*structpb.Struct)(nil),            // 37: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),      // 38: google.protobuf.Timestamp
+	(*structpb.Value)(nil),             // 39: google.protobuf.Value
+	(*durationpb.Duration)(nil),        // 40: google.protobuf.Duration
 }
 var file_slotd_v1_slotd_proto_depIdxs = []int32{
-	19, // 0: slotd.v1.TurnRequest.arguments:type_name -> google.protobuf.Struct
-	4,  // 1: slotd.v1.TurnRequest.confirmation:type_name -> slotd.v1.Confirmation
-	20, // 2: slotd.v1.TurnRequest.now:type_name -> google.protobuf.Timestamp
-	6,  // 3: slotd.v1.TurnResponse.session:type_name -> slotd.v1.Session
+	37, // 0: slotd.v1.TurnRequest.arguments:type_name -> google.protobuf.Struct
+	5,  // 1: slotd.v1.TurnRequest.confirmation:type_name -> slotd.v1.Confirmation
+	38, // 2: slotd.v1.TurnRequest.now:type_name -> google.protobuf.Timestamp
+	7,  // 3: slotd.v1.TurnResponse.session:type_name -> slotd.v1.Session
 	0,  // 4: slotd.v1.TurnResponse.action:type_name -> slotd.v1.Action
-	8,  // 5: slotd.v1.TurnResponse.question:type_name -> slotd.v1.Question
-	9,  // 6: slotd.v1.TurnResponse.changes:type_name -> slotd.v1.Change
-	19, // 7: slotd.v1.TurnResponse.arguments:type_name -> google.protobuf.Struct
-	10, // 8: slotd.v1.TurnResponse.problem:type_name -> slotd.v1.Problem
-	2,  // 9: slotd.v1.Session.status:type_name -> slotd.v1.SessionStatus
-	19, // 10: slotd.v1.Session.slots:type_name -> google.protobuf.Struct
-	7,  // 11: slotd.v1.Session.pending:type_name -> slotd.v1.PendingChange
-	20, // 12: slotd.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	20, // 13: slotd.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
-	21, // 14: slotd.v1.PendingChange.old:type_name -> google.protobuf.Value
-	21, // 15: slotd.v1.PendingChange.new:type_name -> google.protobuf.Value
-	21, // 16: slotd.v1.Question.old:type_name -> google.protobuf.Value
-	21, // 17: slotd.v1.Question.new:type_name -> google.protobuf.Value
-	21, // 18: slotd.v1.Change.old:type_name -> google.protobuf.Value
-	21, // 19: slotd.v1.Change.new:type_name -> google.protobuf.Value
-	1,  // 20: slotd.v1.Change.decision:type_name -> slotd.v1.Decision
-	11, // 21: slotd.v1.Problem.errors:type_name -> slotd.v1.FieldError
-	6,  // 22: slotd.v1.GetSessionResponse.session:type_name -> slotd.v1.Session
-	6,  // 23: slotd.v1.ResetSessionResponse.session:type_name -> slotd.v1.Session
-	9,  // 24: slotd.v1.ResetSessionResponse.changes:type_name -> slotd.v1.Change
-	18, // 25: slotd.v1.ListContractsResponse.contracts:type_name -> slotd.v1.ContractInfo
-	3,  // 26: slotd.v1.SlotService.Turn:input_type -> slotd.v1.TurnRequest
-	12, // 27: slotd.v1.SlotService.GetSession:input_type -> slotd.v1.GetSessionRequest
-	14, // 28: slotd.v1.SlotService.ResetSession:input_type -> slotd.v1.ResetSessionRequest
-	16, // 29: slotd.v1.SlotService.ListContracts:input_type -> slotd.v1.ListContractsRequest
-	5,  // 30: slotd.v1.SlotService.Turn:output_type -> slotd.v1.TurnResponse
-	13, // 31: slotd.v1.SlotService.GetSession:output_type -> slotd.v1.GetSessionResponse
-	15, // 32: slotd.v1.SlotService.ResetSession:output_type -> slotd.v1.ResetSessionResponse
-	17, // 33: slotd.v1.SlotService.ListContracts:output_type -> slotd.v1.ListContractsResponse
-	30, // [30:34] is the sub-list for method output_type
-	26, // [26:30] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	9,  // 5: slotd.v1.TurnResponse.question:type_name -> slotd.v1.Question
+	10, // 6: slotd.v1.TurnResponse.changes:type_name -> slotd.v1.Change
+	37, // 7: slotd.v1.TurnResponse.arguments:type_name -> google.protobuf.Struct
+	11, // 8: slotd.v1.TurnResponse.problem:type_name -> slotd.v1.Problem
+	7,  // 9: slotd.v1.TurnResponse.previous_session:type_name -> slotd.v1.Session
+	2,  // 10: slotd.v1.Session.status:type_name -> slotd.v1.SessionStatus
+	37, // 11: slotd.v1.Session.slots:type_name -> google.protobuf.Struct
+	8,  // 12: slotd.v1.Session.pending:type_name -> slotd.v1.PendingChange
+	38, // 13: slotd.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	38, // 14: slotd.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
+	38, // 15: slotd.v1.Session.ended_at:type_name -> google.protobuf.Timestamp
+	36, // 16: slotd.v1.Session.attempts:type_name -> slotd.v1.Session.AttemptsEntry
+	39, // 17: slotd.v1.PendingChange.old:type_name -> google.protobuf.Value
+	39, // 18: slotd.v1.PendingChange.new:type_name -> google.protobuf.Value
+	39, // 19: slotd.v1.Question.old:type_name -> google.protobuf.Value
+	39, // 20: slotd.v1.Question.new:type_name -> google.protobuf.Value
+	39, // 21: slotd.v1.Change.old:type_name -> google.protobuf.Value
+	39, // 22: slotd.v1.Change.new:type_name -> google.protobuf.Value
+	1,  // 23: slotd.v1.Change.decision:type_name -> slotd.v1.Decision
+	12, // 24: slotd.v1.Problem.errors:type_name -> slotd.v1.FieldError
+	7,  // 25: slotd.v1.GetSessionResponse.session:type_name -> slotd.v1.Session
+	7,  // 26: slotd.v1.ResetSessionResponse.session:type_name -> slotd.v1.Session
+	10, // 27: slotd.v1.ResetSessionResponse.changes:type_name -> slotd.v1.Change
+	3,  // 28: slotd.v1.BackendFailure.kind:type_name -> slotd.v1.FailureKind
+	39, // 29: slotd.v1.CompleteSessionRequest.result:type_name -> google.protobuf.Value
+	17, // 30: slotd.v1.CompleteSessionRequest.failure:type_name -> slotd.v1.BackendFailure
+	38, // 31: slotd.v1.CompleteSessionRequest.now:type_name -> google.protobuf.Timestamp
+	7,  // 32: slotd.v1.CompleteSessionResponse.session:type_name -> slotd.v1.Session
+	37, // 33: slotd.v1.CompleteSessionResponse.output:type_name -> google.protobuf.Struct
+	0,  // 34: slotd.v1.CompleteSessionResponse.action:type_name -> slotd.v1.Action
+	11, // 35: slotd.v1.CompleteSessionResponse.problem:type_name -> slotd.v1.Problem
+	37, // 36: slotd.v1.GetToolSchemaResponse.parameters:type_name -> google.protobuf.Struct
+	2,  // 37: slotd.v1.ListSessionsRequest.status:type_name -> slotd.v1.SessionStatus
+	40, // 38: slotd.v1.ListSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
+	7,  // 39: slotd.v1.SessionSummary.session:type_name -> slotd.v1.Session
+	23, // 40: slotd.v1.ListSessionsResponse.sessions:type_name -> slotd.v1.SessionSummary
+	40, // 41: slotd.v1.ResetStaleSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
+	40, // 42: slotd.v1.PurgeSessionsRequest.ended_longer_than:type_name -> google.protobuf.Duration
+	0,  // 43: slotd.v1.HistoryTurn.action:type_name -> slotd.v1.Action
+	38, // 44: slotd.v1.HistoryTurn.at:type_name -> google.protobuf.Timestamp
+	37, // 45: slotd.v1.HistoryTurn.request:type_name -> google.protobuf.Struct
+	39, // 46: slotd.v1.HistoryChange.old:type_name -> google.protobuf.Value
+	39, // 47: slotd.v1.HistoryChange.new:type_name -> google.protobuf.Value
+	1,  // 48: slotd.v1.HistoryChange.decision:type_name -> slotd.v1.Decision
+	38, // 49: slotd.v1.HistoryChange.at:type_name -> google.protobuf.Timestamp
+	7,  // 50: slotd.v1.GetSessionHistoryResponse.session:type_name -> slotd.v1.Session
+	30, // 51: slotd.v1.GetSessionHistoryResponse.turns:type_name -> slotd.v1.HistoryTurn
+	31, // 52: slotd.v1.GetSessionHistoryResponse.changes:type_name -> slotd.v1.HistoryChange
+	35, // 53: slotd.v1.ListContractsResponse.contracts:type_name -> slotd.v1.ContractInfo
+	4,  // 54: slotd.v1.SlotService.Turn:input_type -> slotd.v1.TurnRequest
+	13, // 55: slotd.v1.SlotService.GetSession:input_type -> slotd.v1.GetSessionRequest
+	15, // 56: slotd.v1.SlotService.ResetSession:input_type -> slotd.v1.ResetSessionRequest
+	18, // 57: slotd.v1.SlotService.CompleteSession:input_type -> slotd.v1.CompleteSessionRequest
+	33, // 58: slotd.v1.SlotService.ListContracts:input_type -> slotd.v1.ListContractsRequest
+	20, // 59: slotd.v1.SlotService.GetToolSchema:input_type -> slotd.v1.GetToolSchemaRequest
+	22, // 60: slotd.v1.AdminService.ListSessions:input_type -> slotd.v1.ListSessionsRequest
+	25, // 61: slotd.v1.AdminService.ResetStaleSessions:input_type -> slotd.v1.ResetStaleSessionsRequest
+	29, // 62: slotd.v1.AdminService.GetSessionHistory:input_type -> slotd.v1.GetSessionHistoryRequest
+	27, // 63: slotd.v1.AdminService.PurgeSessions:input_type -> slotd.v1.PurgeSessionsRequest
+	6,  // 64: slotd.v1.SlotService.Turn:output_type -> slotd.v1.TurnResponse
+	14, // 65: slotd.v1.SlotService.GetSession:output_type -> slotd.v1.GetSessionResponse
+	16, // 66: slotd.v1.SlotService.ResetSession:output_type -> slotd.v1.ResetSessionResponse
+	19, // 67: slotd.v1.SlotService.CompleteSession:output_type -> slotd.v1.CompleteSessionResponse
+	34, // 68: slotd.v1.SlotService.ListContracts:output_type -> slotd.v1.ListContractsResponse
+	21, // 69: slotd.v1.SlotService.GetToolSchema:output_type -> slotd.v1.GetToolSchemaResponse
+	24, // 70: slotd.v1.AdminService.ListSessions:output_type -> slotd.v1.ListSessionsResponse
+	26, // 71: slotd.v1.AdminService.ResetStaleSessions:output_type -> slotd.v1.ResetStaleSessionsResponse
+	32, // 72: slotd.v1.AdminService.GetSessionHistory:output_type -> slotd.v1.GetSessionHistoryResponse
+	28, // 73: slotd.v1.AdminService.PurgeSessions:output_type -> slotd.v1.PurgeSessionsResponse
+	64, // [64:74] is the sub-list for method output_type
+	54, // [54:64] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_slotd_v1_slotd_proto_init() }
@@ -1627,15 +2987,19 @@ func file_slotd_v1_slotd_proto_init() {
 	if File_slotd_v1_slotd_proto != nil {
 		return
 	}
+	file_slotd_v1_slotd_proto_msgTypes[14].OneofWrappers = []any{
+		(*CompleteSessionRequest_Result)(nil),
+		(*CompleteSessionRequest_Failure)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_slotd_v1_slotd_proto_rawDesc), len(file_slotd_v1_slotd_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   16,
+			NumEnums:      4,
+			NumMessages:   33,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_slotd_v1_slotd_proto_goTypes,
 		DependencyIndexes: file_slotd_v1_slotd_proto_depIdxs,

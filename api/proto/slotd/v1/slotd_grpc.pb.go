@@ -23,10 +23,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	SlotService_Turn_FullMethodName          = "/slotd.v1.SlotService/Turn"
-	SlotService_GetSession_FullMethodName    = "/slotd.v1.SlotService/GetSession"
-	SlotService_ResetSession_FullMethodName  = "/slotd.v1.SlotService/ResetSession"
-	SlotService_ListContracts_FullMethodName = "/slotd.v1.SlotService/ListContracts"
+	SlotService_Turn_FullMethodName            = "/slotd.v1.SlotService/Turn"
+	SlotService_GetSession_FullMethodName      = "/slotd.v1.SlotService/GetSession"
+	SlotService_ResetSession_FullMethodName    = "/slotd.v1.SlotService/ResetSession"
+	SlotService_CompleteSession_FullMethodName = "/slotd.v1.SlotService/CompleteSession"
+	SlotService_ListContracts_FullMethodName   = "/slotd.v1.SlotService/ListContracts"
+	SlotService_GetToolSchema_FullMethodName   = "/slotd.v1.SlotService/GetToolSchema"
 )
 
 // SlotServiceClient is the client API for SlotService service.
@@ -44,8 +46,14 @@ type SlotServiceClient interface {
 	GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error)
 	// ResetSession ends a session explicitly; the next turn starts a fresh one.
 	ResetSession(ctx context.Context, in *ResetSessionRequest, opts ...grpc.CallOption) (*ResetSessionResponse, error)
+	// CompleteSession records the outcome of the backend call made after
+	// READY and returns the object to put back into the model's context.
+	CompleteSession(ctx context.Context, in *CompleteSessionRequest, opts ...grpc.CallOption) (*CompleteSessionResponse, error)
 	// ListContracts lists the tool contracts this server serves.
 	ListContracts(ctx context.Context, in *ListContractsRequest, opts ...grpc.CallOption) (*ListContractsResponse, error)
+	// GetToolSchema returns a tool's input schema in the form a provider's
+	// strict mode accepts, to give to the model.
+	GetToolSchema(ctx context.Context, in *GetToolSchemaRequest, opts ...grpc.CallOption) (*GetToolSchemaResponse, error)
 }
 
 type slotServiceClient struct {
@@ -86,10 +94,30 @@ func (c *slotServiceClient) ResetSession(ctx context.Context, in *ResetSessionRe
 	return out, nil
 }
 
+func (c *slotServiceClient) CompleteSession(ctx context.Context, in *CompleteSessionRequest, opts ...grpc.CallOption) (*CompleteSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompleteSessionResponse)
+	err := c.cc.Invoke(ctx, SlotService_CompleteSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *slotServiceClient) ListContracts(ctx context.Context, in *ListContractsRequest, opts ...grpc.CallOption) (*ListContractsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListContractsResponse)
 	err := c.cc.Invoke(ctx, SlotService_ListContracts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *slotServiceClient) GetToolSchema(ctx context.Context, in *GetToolSchemaRequest, opts ...grpc.CallOption) (*GetToolSchemaResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetToolSchemaResponse)
+	err := c.cc.Invoke(ctx, SlotService_GetToolSchema_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +139,14 @@ type SlotServiceServer interface {
 	GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error)
 	// ResetSession ends a session explicitly; the next turn starts a fresh one.
 	ResetSession(context.Context, *ResetSessionRequest) (*ResetSessionResponse, error)
+	// CompleteSession records the outcome of the backend call made after
+	// READY and returns the object to put back into the model's context.
+	CompleteSession(context.Context, *CompleteSessionRequest) (*CompleteSessionResponse, error)
 	// ListContracts lists the tool contracts this server serves.
 	ListContracts(context.Context, *ListContractsRequest) (*ListContractsResponse, error)
+	// GetToolSchema returns a tool's input schema in the form a provider's
+	// strict mode accepts, to give to the model.
+	GetToolSchema(context.Context, *GetToolSchemaRequest) (*GetToolSchemaResponse, error)
 	mustEmbedUnimplementedSlotServiceServer()
 }
 
@@ -132,8 +166,14 @@ func (UnimplementedSlotServiceServer) GetSession(context.Context, *GetSessionReq
 func (UnimplementedSlotServiceServer) ResetSession(context.Context, *ResetSessionRequest) (*ResetSessionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ResetSession not implemented")
 }
+func (UnimplementedSlotServiceServer) CompleteSession(context.Context, *CompleteSessionRequest) (*CompleteSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CompleteSession not implemented")
+}
 func (UnimplementedSlotServiceServer) ListContracts(context.Context, *ListContractsRequest) (*ListContractsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListContracts not implemented")
+}
+func (UnimplementedSlotServiceServer) GetToolSchema(context.Context, *GetToolSchemaRequest) (*GetToolSchemaResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetToolSchema not implemented")
 }
 func (UnimplementedSlotServiceServer) mustEmbedUnimplementedSlotServiceServer() {}
 func (UnimplementedSlotServiceServer) testEmbeddedByValue()                     {}
@@ -210,6 +250,24 @@ func _SlotService_ResetSession_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SlotService_CompleteSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompleteSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SlotServiceServer).CompleteSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SlotService_CompleteSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SlotServiceServer).CompleteSession(ctx, req.(*CompleteSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _SlotService_ListContracts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListContractsRequest)
 	if err := dec(in); err != nil {
@@ -224,6 +282,24 @@ func _SlotService_ListContracts_Handler(srv interface{}, ctx context.Context, de
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(SlotServiceServer).ListContracts(ctx, req.(*ListContractsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SlotService_GetToolSchema_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetToolSchemaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SlotServiceServer).GetToolSchema(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SlotService_GetToolSchema_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SlotServiceServer).GetToolSchema(ctx, req.(*GetToolSchemaRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -248,8 +324,248 @@ var SlotService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _SlotService_ResetSession_Handler,
 		},
 		{
+			MethodName: "CompleteSession",
+			Handler:    _SlotService_CompleteSession_Handler,
+		},
+		{
 			MethodName: "ListContracts",
 			Handler:    _SlotService_ListContracts_Handler,
+		},
+		{
+			MethodName: "GetToolSchema",
+			Handler:    _SlotService_GetToolSchema_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "slotd/v1/slotd.proto",
+}
+
+const (
+	AdminService_ListSessions_FullMethodName       = "/slotd.v1.AdminService/ListSessions"
+	AdminService_ResetStaleSessions_FullMethodName = "/slotd.v1.AdminService/ResetStaleSessions"
+	AdminService_GetSessionHistory_FullMethodName  = "/slotd.v1.AdminService/GetSessionHistory"
+	AdminService_PurgeSessions_FullMethodName      = "/slotd.v1.AdminService/PurgeSessions"
+)
+
+// AdminServiceClient is the client API for AdminService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// AdminService is for operators; it needs an admin key.
+type AdminServiceClient interface {
+	// ListSessions lists sessions by status, tool and idle time, paged.
+	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
+	// ResetStaleSessions resets active sessions idle longer than a duration,
+	// in a bounded batch that never blocks live turns.
+	ResetStaleSessions(ctx context.Context, in *ResetStaleSessionsRequest, opts ...grpc.CallOption) (*ResetStaleSessionsResponse, error)
+	// GetSessionHistory returns every turn and slot change of a session.
+	GetSessionHistory(ctx context.Context, in *GetSessionHistoryRequest, opts ...grpc.CallOption) (*GetSessionHistoryResponse, error)
+	// PurgeSessions deletes ended sessions (with their history) ended longer
+	// ago than a duration, in a bounded batch.
+	PurgeSessions(ctx context.Context, in *PurgeSessionsRequest, opts ...grpc.CallOption) (*PurgeSessionsResponse, error)
+}
+
+type adminServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewAdminServiceClient(cc grpc.ClientConnInterface) AdminServiceClient {
+	return &adminServiceClient{cc}
+}
+
+func (c *adminServiceClient) ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSessionsResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListSessions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ResetStaleSessions(ctx context.Context, in *ResetStaleSessionsRequest, opts ...grpc.CallOption) (*ResetStaleSessionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResetStaleSessionsResponse)
+	err := c.cc.Invoke(ctx, AdminService_ResetStaleSessions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) GetSessionHistory(ctx context.Context, in *GetSessionHistoryRequest, opts ...grpc.CallOption) (*GetSessionHistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetSessionHistoryResponse)
+	err := c.cc.Invoke(ctx, AdminService_GetSessionHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) PurgeSessions(ctx context.Context, in *PurgeSessionsRequest, opts ...grpc.CallOption) (*PurgeSessionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PurgeSessionsResponse)
+	err := c.cc.Invoke(ctx, AdminService_PurgeSessions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AdminServiceServer is the server API for AdminService service.
+// All implementations must embed UnimplementedAdminServiceServer
+// for forward compatibility.
+//
+// AdminService is for operators; it needs an admin key.
+type AdminServiceServer interface {
+	// ListSessions lists sessions by status, tool and idle time, paged.
+	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
+	// ResetStaleSessions resets active sessions idle longer than a duration,
+	// in a bounded batch that never blocks live turns.
+	ResetStaleSessions(context.Context, *ResetStaleSessionsRequest) (*ResetStaleSessionsResponse, error)
+	// GetSessionHistory returns every turn and slot change of a session.
+	GetSessionHistory(context.Context, *GetSessionHistoryRequest) (*GetSessionHistoryResponse, error)
+	// PurgeSessions deletes ended sessions (with their history) ended longer
+	// ago than a duration, in a bounded batch.
+	PurgeSessions(context.Context, *PurgeSessionsRequest) (*PurgeSessionsResponse, error)
+	mustEmbedUnimplementedAdminServiceServer()
+}
+
+// UnimplementedAdminServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedAdminServiceServer struct{}
+
+func (UnimplementedAdminServiceServer) ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSessions not implemented")
+}
+func (UnimplementedAdminServiceServer) ResetStaleSessions(context.Context, *ResetStaleSessionsRequest) (*ResetStaleSessionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResetStaleSessions not implemented")
+}
+func (UnimplementedAdminServiceServer) GetSessionHistory(context.Context, *GetSessionHistoryRequest) (*GetSessionHistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSessionHistory not implemented")
+}
+func (UnimplementedAdminServiceServer) PurgeSessions(context.Context, *PurgeSessionsRequest) (*PurgeSessionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PurgeSessions not implemented")
+}
+func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
+func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
+
+// UnsafeAdminServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to AdminServiceServer will
+// result in compilation errors.
+type UnsafeAdminServiceServer interface {
+	mustEmbedUnimplementedAdminServiceServer()
+}
+
+func RegisterAdminServiceServer(s grpc.ServiceRegistrar, srv AdminServiceServer) {
+	// If the following call panics, it indicates UnimplementedAdminServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&AdminService_ServiceDesc, srv)
+}
+
+func _AdminService_ListSessions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSessionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListSessions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListSessions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListSessions(ctx, req.(*ListSessionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ResetStaleSessions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResetStaleSessionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ResetStaleSessions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ResetStaleSessions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ResetStaleSessions(ctx, req.(*ResetStaleSessionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_GetSessionHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSessionHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).GetSessionHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_GetSessionHistory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).GetSessionHistory(ctx, req.(*GetSessionHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_PurgeSessions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PurgeSessionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).PurgeSessions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_PurgeSessions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).PurgeSessions(ctx, req.(*PurgeSessionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var AdminService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "slotd.v1.AdminService",
+	HandlerType: (*AdminServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "ListSessions",
+			Handler:    _AdminService_ListSessions_Handler,
+		},
+		{
+			MethodName: "ResetStaleSessions",
+			Handler:    _AdminService_ResetStaleSessions_Handler,
+		},
+		{
+			MethodName: "GetSessionHistory",
+			Handler:    _AdminService_GetSessionHistory_Handler,
+		},
+		{
+			MethodName: "PurgeSessions",
+			Handler:    _AdminService_PurgeSessions_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
