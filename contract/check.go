@@ -2,6 +2,7 @@ package contract
 
 import (
 	"errors"
+	"math/big"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -62,7 +63,7 @@ func (c *Contract) Check(slots map[string]any) Report {
 		if len(e.InstanceLocation) == 0 {
 			ptr = ""
 		}
-		msg := e.ErrorKind.LocalizedString(english)
+		msg := leafMessage(e)
 		if seen[ptr+msg] {
 			return
 		}
@@ -106,7 +107,42 @@ func schemaMessage(err error) string {
 	}
 	var msgs []string
 	walkLeaves(ve, func(e *jsonschema.ValidationError) {
-		msgs = append(msgs, e.ErrorKind.LocalizedString(english))
+		msgs = append(msgs, leafMessage(e))
 	})
 	return strings.Join(msgs, "; ")
+}
+
+// leafMessage is one failed keyword in words that never echo the received
+// value: the FieldError's Input carries it, redacted. The library's own
+// messages repeat it ("maximum: got 4.276123456784417×10¹⁵", "'4276 1234 5678
+// 4417' does not match pattern"), which would let a card number out.
+func leafMessage(e *jsonschema.ValidationError) string {
+	switch k := e.ErrorKind.(type) {
+	case *kind.Minimum:
+		return "minimum: want at least " + ratString(k.Want)
+	case *kind.Maximum:
+		return "maximum: want at most " + ratString(k.Want)
+	case *kind.ExclusiveMinimum:
+		return "exclusiveMinimum: want more than " + ratString(k.Want)
+	case *kind.ExclusiveMaximum:
+		return "exclusiveMaximum: want less than " + ratString(k.Want)
+	case *kind.MultipleOf:
+		return "multipleOf: want a multiple of " + ratString(k.Want)
+	case *kind.Pattern:
+		return "does not match pattern '" + k.Want + "'"
+	case *kind.Format:
+		return "is not a valid " + k.Want
+	}
+	return problem.Redact(e.ErrorKind.LocalizedString(english))
+}
+
+// ratString writes a schema bound as a plain decimal: 10000000, not 1×10⁰⁷.
+func ratString(r *big.Rat) string {
+	if r == nil {
+		return ""
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	return strings.TrimRight(r.FloatString(12), "0")
 }

@@ -106,6 +106,11 @@ func (c *Contract) Normalize(slot string, raw any, env Env) (any, *problem.Field
 			Allowed: c.propertyNames(),
 		}
 	}
+	if env.Location == nil {
+		// Relative dates resolve in the contract's own zone, not in UTC,
+		// when the caller does not name one.
+		env.Location = c.Location()
+	}
 	v := raw
 	if s, ok := v.(string); ok {
 		v = cleanText(s)
@@ -159,8 +164,10 @@ func (c *Contract) render(slot string, raw any) string {
 		return ""
 	}
 	s := problem.Redact(string(b))
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	// Cut by runes: a cut inside a multi-byte character is invalid UTF-8,
+	// which a protobuf string field refuses to carry.
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
 	}
 	return s
 }
