@@ -136,6 +136,12 @@ func turnResponse(r *session.Result) (*slotdv1.TurnResponse, error) {
 		IdempotencyKey: r.IdempotencyKey,
 		Problem:        ProblemMessage(r.Problem),
 		TurnId:         r.TurnID,
+		Notice:         r.Notice,
+	}
+	if r.Previous != nil {
+		if out.PreviousSession, err = sessionMessage(*r.Previous); err != nil {
+			return nil, err
+		}
 	}
 	if q := r.Question; q != nil {
 		out.Question = &slotdv1.Question{Slot: q.Slot, Text: q.Text, AllowedValues: q.Allowed, Format: q.Format}
@@ -170,6 +176,9 @@ func sessionMessage(v session.View) (*slotdv1.Session, error) {
 		Id: v.ID, ConversationId: v.ConversationID, Tool: v.Tool, Status: statusOf(v.Status),
 		Version: v.Version, Slots: slots, Missing: v.Missing, Locale: v.Locale, TimeZone: v.TimeZone,
 		CreatedAt: timestamppb.New(v.CreatedAt), UpdatedAt: timestamppb.New(v.UpdatedAt),
+	}
+	if !v.EndedAt.IsZero() {
+		out.EndedAt = timestamppb.New(v.EndedAt)
 	}
 	for _, p := range v.Pending {
 		pc := &slotdv1.PendingChange{Slot: p.Slot}
@@ -263,6 +272,57 @@ var statuses = map[session.Status]slotdv1.SessionStatus{
 	session.Expired:   slotdv1.SessionStatus_SESSION_STATUS_EXPIRED,
 	session.Reset:     slotdv1.SessionStatus_SESSION_STATUS_RESET,
 	session.Cancelled: slotdv1.SessionStatus_SESSION_STATUS_CANCELLED,
+	session.Failed:    slotdv1.SessionStatus_SESSION_STATUS_FAILED,
 }
 
 func statusOf(s session.Status) slotdv1.SessionStatus { return statuses[s] }
+
+var failureKinds = map[slotdv1.FailureKind]session.FailureKind{
+	slotdv1.FailureKind_FAILURE_KIND_TIMEOUT:      session.FailureTimeout,
+	slotdv1.FailureKind_FAILURE_KIND_UNAVAILABLE:  session.FailureUnavailable,
+	slotdv1.FailureKind_FAILURE_KIND_RATE_LIMITED: session.FailureRateLimited,
+	slotdv1.FailureKind_FAILURE_KIND_UNAUTHORIZED: session.FailureUnauthorized,
+	slotdv1.FailureKind_FAILURE_KIND_INTERNAL:     session.FailureInternal,
+}
+
+// CompleteSession implements slotd.v1.SlotService.
+func (s *SlotService) CompleteSession(ctx context.Context, req *slotdv1.CompleteSessionRequest) (*slotdv1.CompleteSessionResponse, error) {
+	cr := session.CompleteRequest{
+		Lookup:         session.Lookup{Tenant: TenantFrom(ctx), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId()},
+		IdempotencyKey: req.GetIdempotencyKey(),
+	}
+	switch o := req.Outcome.(type) {
+	case *slotdv1.CompleteSessionRequest_Result:
+		cr.Result = o.Result.AsInterface()
+		if cr.Result == nil {
+			return nil, Status(ctx, s.log, problem.InvalidRequest("result", "the backend's result, any JSON but null"))
+		}
+	case *slotdv1.CompleteSessionRequest_Failure:
+		kind, ok := failureKinds[o.Failure.GetKind()]
+		if !ok {
+			return nil, Status(ctx, s.log, problem.InvalidRequest("failure.kind", "one of FAILURE_KIND_TIMEOUT, _UNAVAILABLE, _RATE_LIMITED, _UNAUTHORIZED, _INTERNAL"))
+		}
+		cr.Failure = &session.Failure{Kind: kind, HTTPStatus: int(o.Failure.GetHttpStatus()), RetryAfterSeconds: int(o.Failure.GetRetryAfterSeconds())}
+	default:
+		return nil, Status(ctx, s.log, problem.InvalidRequest("outcome", "either result or failure is required"))
+	}
+	if req.Now != nil {
+		if err := req.Now.CheckValid(); err != nil {
+			return nil, Status(ctx, s.log, problem.InvalidRequest("now", "not a valid timestamp"))
+		}
+		cr.Now = req.Now.AsTime()
+	}
+	c, err := s.engine.Complete(ctx, cr)
+	if err != nil {
+		return nil, Status(ctx, s.log, err)
+	}
+	sess, err := sessionMessage(c.Session)
+	if err != nil {
+		return nil, Status(ctx, s.log, err)
+	}
+	out := &slotdv1.CompleteSessionResponse{Session: sess, Action: actionOf(c.Action), Problem: ProblemMessage(c.Problem)}
+	if out.Output, err = structpb.NewStruct(c.Output); err != nil {
+		return nil, Status(ctx, s.log, err)
+	}
+	return out, nil
+}

@@ -1,17 +1,11 @@
 package api
 
-import "context"
+import (
+	"context"
 
-type tenantKey struct{}
-
-// WithTenant returns a context whose calls are scoped to tenant.
-func WithTenant(ctx context.Context, tenant string) context.Context {
-	return context.WithValue(ctx, tenantKey{}, tenant)
-}
+	"github.com/slotd/slotd/auth"
+)
 
 // TenantFrom is the tenant a call is scoped to; "" when the server runs
 // without API keys.
-func TenantFrom(ctx context.Context) string {
-	t, _ := ctx.Value(tenantKey{}).(string)
-	return t
-}
+func TenantFrom(ctx context.Context) string { return auth.From(ctx).Tenant }

@@ -163,7 +163,39 @@ func ChangeMessage(c *contract.Contract, locale string, ch merge.Change) string 
 
 // CancelledText is the reply when the user declines the final approval.
 func CancelledText(c *contract.Contract, locale string) string {
-	return phrase(locale, c.DefaultLocale, "cancelled")
+	return Notice(c, locale, "cancelled")
+}
+
+// Notice is what to tell the user about the session itself: "expired" (a
+// new session starts), "restarted" (the user chose to start over),
+// "cancelled" (the user declined the final approval).
+func Notice(c *contract.Contract, locale, kind string) string {
+	return phrase(locale, c.DefaultLocale, kind)
+}
+
+// FailureText is what a user can be told when the backend call failed:
+// whether retrying is safe and when.
+func FailureText(c *contract.Contract, locale string, retryable bool, after int) string {
+	if retryable {
+		return strings.ReplaceAll(phrase(locale, c.DefaultLocale, "failed_retry"), "{seconds}", fmt.Sprint(after))
+	}
+	return phrase(locale, c.DefaultLocale, "failed_handoff")
+}
+
+// ResumeText asks whether to go on with a stale session, showing what it
+// holds.
+func ResumeText(in Input) string {
+	c := in.Contract
+	var parts []string
+	for _, p := range c.Properties {
+		if v, ok := in.State.Slots[p.Name]; ok {
+			parts = append(parts, p.Label(in.Locale, c.DefaultLocale)+": "+Display(v))
+		}
+	}
+	if len(parts) == 0 {
+		return in.fill(phrase(in.Locale, c.DefaultLocale, "resume_empty"), nil)
+	}
+	return in.fill(phrase(in.Locale, c.DefaultLocale, "resume"), map[string]any{"summary": strings.Join(parts, "; ")})
 }
 
 var (
@@ -245,25 +277,43 @@ func keys(m map[string]any) []string {
 // phrases are slotd's own sentences, per locale.
 var phrases = map[string]map[string]string{
 	"ru": {
-		"ask":         "Уточните, пожалуйста: {label}.",
-		"reconfirm":   "{label}: было {old}, теперь {new}. Заменить?",
-		"overwritten": "Понял, меняю: {label} — {new}.",
-		"confirm":     "Проверьте, всё ли верно: {summary}.",
-		"cancelled":   "Хорошо, ничего не делаю.",
+		"ask":            "Уточните, пожалуйста: {label}.",
+		"reconfirm":      "{label}: было {old}, теперь {new}. Заменить?",
+		"overwritten":    "Понял, меняю: {label} — {new}.",
+		"confirm":        "Проверьте, всё ли верно: {summary}.",
+		"cancelled":      "Хорошо, ничего не делаю.",
+		"expired":        "Прошлый разговор закрыт за давностью, начинаем заново.",
+		"restarted":      "Хорошо, начинаем заново.",
+		"resume":         "Мы остановились на этом: {summary}. Продолжаем с того же места?",
+		"resume_empty":   "Мы прервались. Продолжаем?",
+		"failed_retry":   "Заявка не создана; повторить безопасно через {seconds} с.",
+		"failed_handoff": "Заявка не создана; передаю разговор сотруднику.",
 	},
 	"uk": {
-		"ask":         "Уточніть, будь ласка: {label}.",
-		"reconfirm":   "{label}: було {old}, тепер {new}. Замінити?",
-		"overwritten": "Зрозумів, змінюю: {label} — {new}.",
-		"confirm":     "Перевірте, чи все правильно: {summary}.",
-		"cancelled":   "Добре, нічого не роблю.",
+		"ask":            "Уточніть, будь ласка: {label}.",
+		"reconfirm":      "{label}: було {old}, тепер {new}. Замінити?",
+		"overwritten":    "Зрозумів, змінюю: {label} — {new}.",
+		"confirm":        "Перевірте, чи все правильно: {summary}.",
+		"cancelled":      "Добре, нічого не роблю.",
+		"expired":        "Попередню розмову закрито за давністю, починаємо знову.",
+		"restarted":      "Добре, починаємо знову.",
+		"resume":         "Ми зупинилися на цьому: {summary}. Продовжуємо з того ж місця?",
+		"resume_empty":   "Ми перервалися. Продовжуємо?",
+		"failed_retry":   "Запит не виконано; повторити безпечно через {seconds} с.",
+		"failed_handoff": "Запит не виконано; передаю розмову співробітнику.",
 	},
 	"en": {
-		"ask":         "Please tell me the {label}.",
-		"reconfirm":   "{label}: it was {old}, now {new}. Shall I change it?",
-		"overwritten": "Got it, changing the {label} to {new}.",
-		"confirm":     "Please check that this is right: {summary}.",
-		"cancelled":   "All right, nothing will be done.",
+		"ask":            "Please tell me the {label}.",
+		"reconfirm":      "{label}: it was {old}, now {new}. Shall I change it?",
+		"overwritten":    "Got it, changing the {label} to {new}.",
+		"confirm":        "Please check that this is right: {summary}.",
+		"cancelled":      "All right, nothing will be done.",
+		"expired":        "The previous conversation expired; starting over.",
+		"restarted":      "All right, starting over.",
+		"resume":         "Here is where we stopped: {summary}. Shall we go on from there?",
+		"resume_empty":   "We were interrupted. Shall we go on?",
+		"failed_retry":   "Nothing was done yet; retrying is safe in {seconds} seconds.",
+		"failed_handoff": "Nothing was done; a person will take over.",
 	},
 }
 

@@ -35,6 +35,15 @@ type Contract struct {
 	// TimeZone is the default IANA zone for resolving relative dates.
 	TimeZone      string
 	DefaultLocale string
+	// StaleAfter is the idle time after which the next turn asks whether to
+	// go on (RESUME); 0 means the server's default.
+	StaleAfter time.Duration
+	// TTL is the idle time after which the session has expired and the next
+	// turn starts a new one; 0 means the server's default.
+	TTL time.Duration
+	// CarryOver lets slots of the conversation's previous tool carry over
+	// into this one when their names and types fit (default true).
+	CarryOver bool
 	// Properties in contract order: the order of the file's "properties".
 	Properties []*Property
 	// Required lists the unconditionally required slots, in contract order.
@@ -43,6 +52,7 @@ type Contract struct {
 	Source []byte
 
 	confirmText map[string]string
+	output      *Output
 	byName      map[string]*Property
 	schema      *jsonschema.Schema
 }
@@ -72,6 +82,10 @@ type Property struct {
 // extension is the x-slotd member of the contract root.
 type extension struct {
 	Name          string            `json:"name"`
+	StaleAfter    string            `json:"stale_after"`
+	TTL           string            `json:"ttl"`
+	CarryOver     *bool             `json:"carry_over"`
+	Output        json.RawMessage   `json:"output"`
 	Confirm       bool              `json:"confirm"`
 	TimeZone      string            `json:"time_zone"`
 	DefaultLocale string            `json:"default_locale"`
@@ -134,6 +148,24 @@ func Parse(name string, src []byte) (*Contract, error) {
 	if c.DefaultLocale == "" {
 		c.DefaultLocale = "en"
 	}
+	c.CarryOver = doc.X.CarryOver == nil || *doc.X.CarryOver
+	for _, d := range []struct {
+		name string
+		src  string
+		dst  *time.Duration
+	}{{"stale_after", doc.X.StaleAfter, &c.StaleAfter}, {"ttl", doc.X.TTL, &c.TTL}} {
+		if d.src == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.src)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("contract %s: x-slotd.%s: a positive duration such as 30m or 24h", name, d.name)
+		}
+		*d.dst = v
+	}
+	if c.StaleAfter > 0 && c.TTL > 0 && c.StaleAfter >= c.TTL {
+		return nil, fmt.Errorf("contract %s: x-slotd.stale_after must be shorter than x-slotd.ttl", name)
+	}
 
 	order, err := propertyOrder(src)
 	if err != nil {
@@ -169,6 +201,15 @@ func Parse(name string, src []byte) (*Contract, error) {
 	}
 	if c.schema, err = comp.Compile(url); err != nil {
 		return nil, fmt.Errorf("contract %s: %w", name, err)
+	}
+	if len(doc.X.Output) > 0 {
+		c.output = &Output{}
+		if c.output.fields, err = parseOutputFields(doc.X.Output); err != nil {
+			return nil, fmt.Errorf("contract %s: x-slotd.output: %w", name, err)
+		}
+		if c.output.schema, err = comp.Compile(url + "#/x-slotd/output"); err != nil {
+			return nil, fmt.Errorf("contract %s: x-slotd.output: %w", name, err)
+		}
 	}
 	for _, p := range c.Properties {
 		if p.schema, err = comp.Compile(url + "#/properties/" + escapePointer(p.Name)); err != nil {

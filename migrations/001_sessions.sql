@@ -17,7 +17,7 @@ CREATE TABLE sessions (
     tenant          text        NOT NULL,
     conversation_id text        NOT NULL,
     tool            text        NOT NULL,
-    status          text        NOT NULL CHECK (status IN ('active', 'completed', 'abandoned', 'expired', 'reset', 'cancelled')),
+    status          text        NOT NULL CHECK (status IN ('active', 'completed', 'abandoned', 'expired', 'reset', 'cancelled', 'failed')),
     version         bigint      NOT NULL CHECK (version >= 0),
     state           jsonb       NOT NULL,
     last_action     text        NOT NULL DEFAULT '',

@@ -12,17 +12,20 @@ import (
 
 // Type URIs are stable: clients switch on them. docs/problems.md lists them.
 const (
-	base = "https://slotd.dev/problems/"
+	// Base prefixes every type URI slotd answers with.
+	Base = "https://slotd.dev/problems/"
 
-	TypeInvalidValue    = base + "invalid-value"
-	TypeUnknownArgument = base + "unknown-argument"
-	TypeRuleViolated    = base + "rule-violated"
-	TypeInvalidRequest  = base + "invalid-request"
-	TypeUnknownTool     = base + "unknown-tool"
-	TypeNotFound        = base + "not-found"
-	TypeUnavailable     = base + "unavailable"
-	TypeConflict        = base + "conflict"
-	TypeInternal        = base + "internal"
+	TypeInvalidValue   = Base + "invalid-value"
+	TypeRuleViolated   = Base + "rule-violated"
+	TypeInvalidRequest = Base + "invalid-request"
+	TypeUnknownTool    = Base + "unknown-tool"
+	TypeNotFound       = Base + "not-found"
+	TypeUnavailable    = Base + "unavailable"
+	TypeConflict       = Base + "conflict"
+	TypeInternal       = Base + "internal"
+
+	TypeUnauthenticated  = Base + "unauthenticated"
+	TypePermissionDenied = Base + "permission-denied"
 )
 
 // Problem is an RFC 9457 problem document with slotd's extension members.

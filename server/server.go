@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/slotd/slotd/api"
+	"github.com/slotd/slotd/auth"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/contract"
 	"github.com/slotd/slotd/migrations"
@@ -42,6 +43,19 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// HealthInterval is how often readiness is checked.
 	HealthInterval time.Duration
+	// APIKeys is SLOTD_API_KEYS: "tenant:key,...".
+	APIKeys string
+	// AdminKeys is SLOTD_ADMIN_KEYS: "key,..." or "name:key,...".
+	AdminKeys string
+	// StaleAfter and TTL are the lifetimes of sessions whose contract sets
+	// none.
+	StaleAfter time.Duration
+	TTL        time.Duration
+	// Retention is how long ended sessions are kept before the janitor
+	// purges them; 0 keeps them.
+	Retention time.Duration
+	// JanitorInterval is how often the janitor runs; 0 turns it off.
+	JanitorInterval time.Duration
 	// Clock is the server's clock; time.Now when nil.
 	Clock func() time.Time
 }
@@ -62,6 +76,9 @@ func (c *Config) Defaults() {
 	}
 	if c.HealthInterval == 0 {
 		c.HealthInterval = 2 * time.Second
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
 	}
 }
 
@@ -91,6 +108,13 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	keys, err := auth.Parse(cfg.APIKeys, cfg.AdminKeys)
+	if err != nil {
+		return nil, err
+	}
+	if err := keys.CheckListen(cfg.Listen); err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, log: log, migrated: make(chan struct{})}
 	switch cfg.Store {
 	case "memory":
@@ -114,14 +138,20 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("unknown store %q (postgres or memory)", cfg.Store)
 	}
 	s.engine = session.NewEngine(s.store, cat, cfg.Clock)
+	s.engine.SetDefaults(session.Defaults{StaleAfter: cfg.StaleAfter, TTL: cfg.TTL})
 
 	s.lis, err = net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		s.close()
 		return nil, err
 	}
-	s.grpc = grpc.NewServer()
+	toStatus := func(ctx context.Context, err error) error { return api.Status(ctx, log, err) }
+	s.grpc = grpc.NewServer(
+		grpc.ChainUnaryInterceptor(keys.UnaryInterceptor(toStatus)),
+		grpc.ChainStreamInterceptor(keys.StreamInterceptor(toStatus)),
+	)
 	api.NewSlotService(s.engine, log).Register(s.grpc)
+	api.NewAdminService(s.engine, log, cfg.Clock).Register(s.grpc)
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	s.setServing(false)
@@ -131,6 +161,8 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 
 // Addr is the address the gRPC server listens on.
 func (s *Server) Addr() string { return s.lis.Addr().String() }
+
+func (s *Server) now() time.Time { return s.cfg.Clock() }
 
 // Engine is the server's turn engine, for embedding and tests.
 func (s *Server) Engine() *session.Engine { return s.engine }
@@ -155,8 +187,9 @@ func (s *Server) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.migrate(ctx) }()
 	}
-	wg.Add(1)
+	wg.Add(2)
 	go func() { defer wg.Done(); s.watchHealth(ctx) }()
+	go func() { defer wg.Done(); s.janitor(ctx) }()
 
 	errc := make(chan error, 1)
 	go func() { errc <- s.grpc.Serve(s.lis) }()

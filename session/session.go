@@ -23,6 +23,8 @@ const (
 	Expired   Status = "expired"
 	Reset     Status = "reset"
 	Cancelled Status = "cancelled"
+	// Failed: the backend call failed in a way a retry cannot fix.
+	Failed Status = "failed"
 )
 
 // Errors a Store translates its failures into; nothing above a store sees a
@@ -51,6 +53,9 @@ type Lookup struct {
 	Tenant         string
 	ConversationID string
 	SessionID      string
+	// Latest finds the conversation's most recent session, active or not,
+	// when no SessionID is given.
+	Latest bool
 }
 
 // Session is one tool's slot-filling run within a conversation.
@@ -66,17 +71,30 @@ type Session struct {
 	LastAction string
 	// ApprovedKey is the idempotency key of the arguments the user approved.
 	ApprovedKey string
-	Locale      string
-	TimeZone    string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	EndedAt     time.Time
+	// Held are a turn's raw arguments kept while the user is asked whether
+	// to resume a stale session.
+	Held map[string]any
+	// Completion is the stored answer of the CompleteSession that ended the
+	// session, returned again to a retry; CompletedKey is its key.
+	Completion   []byte
+	CompletedKey string
+	Locale       string
+	TimeZone     string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	EndedAt      time.Time
 }
 
 // Clone returns a copy sharing no maps with s.
 func (s *Session) Clone() *Session {
 	c := *s
 	c.State = s.State.Clone()
+	if s.Held != nil {
+		c.Held = make(map[string]any, len(s.Held))
+		for k, v := range s.Held {
+			c.Held[k] = v
+		}
+	}
 	return &c
 }
 
@@ -142,4 +160,15 @@ type Store interface {
 	History(ctx context.Context, l Lookup) (*History, error)
 	// Ready reports whether the store can take turns.
 	Ready(ctx context.Context) error
+
+	// List reads sessions matching f, ordered by id, at most f.Limit.
+	List(ctx context.Context, f Filter) ([]*Session, error)
+	// EndSessions ends a bounded batch of active sessions matching f, calling
+	// fn for each while its conversation is locked and skipping
+	// conversations locked by a turn. It returns the ids ended (or, with
+	// dryRun, that would be, changing nothing).
+	EndSessions(ctx context.Context, f Filter, dryRun bool, fn EndFunc) ([]string, error)
+	// Purge deletes a bounded batch of sessions ended before f.EndedBefore,
+	// with their turns and history.
+	Purge(ctx context.Context, f Filter, dryRun bool) ([]string, error)
 }

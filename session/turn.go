@@ -24,8 +24,19 @@ type Engine struct {
 	store     Store
 	contracts *contract.Catalog
 	clock     func() time.Time
+	defaults  Defaults
 	zones     sync.Map // name → *time.Location
 }
+
+// Defaults are the server's lifetimes for contracts that set none.
+type Defaults struct {
+	StaleAfter time.Duration
+	TTL        time.Duration
+}
+
+// SetDefaults sets the lifetimes used by contracts that set none; call it
+// before the engine serves.
+func (e *Engine) SetDefaults(d Defaults) { e.defaults = d }
 
 // NewEngine builds an engine; clock is the server's clock (time.Now when nil),
 // used when a turn brings none.
@@ -64,6 +75,10 @@ type Result struct {
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
 	Problem        *problem.Problem  `json:"problem,omitempty"`
 	TurnID         string            `json:"turn_id"`
+	// Previous is the session this turn ended (expired, abandoned, reset).
+	Previous *View `json:"previous_session,omitempty"`
+	// Notice tells the user what happened to the session itself.
+	Notice string `json:"notice,omitempty"`
 	// Replayed is true when the response was stored by an earlier delivery.
 	Replayed bool `json:"-"`
 }
@@ -88,6 +103,7 @@ type View struct {
 	TimeZone       string         `json:"time_zone,omitempty"`
 	CreatedAt      time.Time      `json:"created_at"`
 	UpdatedAt      time.Time      `json:"updated_at"`
+	EndedAt        time.Time      `json:"ended_at,omitzero"`
 }
 
 // Limits on a turn request; larger requests are refused before any work.
@@ -143,14 +159,46 @@ func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
 func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (*Result, *Commit, error) {
 	commit := &Commit{}
 	var changes []merge.Change
+	var previous *Session
+	var notice string
+	args, confirmation := req.Arguments, req.Confirmation
 
-	// A new tool is an explicit change of topic: the old session ends.
+	// Lifetime, decided with the turn's clock: past its ttl the session has
+	// expired and a new one starts (said so); a different tool is an
+	// explicit change of topic; past stale_after the user is asked whether
+	// to go on, and this turn's arguments are held until they answer.
 	s := active
-	if s != nil && s.Tool != c.Name {
-		ended := s.Clone()
-		ended.Status, ended.EndedAt, ended.UpdatedAt = Abandoned, req.Now, req.Now
-		commit.Ended = append(commit.Ended, ended)
-		s = nil
+	var carried map[string]any
+	if s != nil {
+		staleAfter, ttl := e.Lifetimes(s.Tool)
+		idle := req.Now.Sub(s.UpdatedAt)
+		switch {
+		case ttl > 0 && idle >= ttl:
+			previous = e.endInto(commit, s, Expired, req.Now)
+			notice = clarify.Notice(c, locale(req, s, c), "expired")
+			s = nil
+		case s.Tool != c.Name:
+			previous = e.endInto(commit, s, Abandoned, req.Now)
+			if c.CarryOver {
+				carried = s.State.Slots
+			}
+			s = nil
+		case s.LastAction == string(clarify.Resume):
+			// The answer to "shall we go on?": the held arguments come back,
+			// with this turn's on top.
+			args = mergeArgs(s.Held, args)
+			switch {
+			case confirmation == nil:
+				return e.resume(c, req, s, args, commit)
+			case !*confirmation:
+				previous = e.endInto(commit, s, Reset, req.Now)
+				notice = clarify.Notice(c, locale(req, s, c), "restarted")
+				s = nil
+			}
+			confirmation = nil // consumed by the resume question
+		case staleAfter > 0 && idle >= staleAfter:
+			return e.resume(c, req, s, args, commit)
+		}
 	}
 	if s == nil {
 		s = &Session{
@@ -166,6 +214,7 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 	} else {
 		s = s.Clone()
 	}
+	s.Held = nil
 	if req.Locale != "" {
 		s.Locale = req.Locale
 	}
@@ -176,34 +225,47 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 	if err != nil {
 		loc = c.Location()
 	}
+	env := contract.Env{Now: req.Now, Location: loc}
 	state := s.State
+
+	// Carry-over: slots of the previous tool whose names exist in this
+	// contract and whose values pass its property schema.
+	if len(carried) > 0 {
+		for _, slot := range c.InOrder(keys(carried)) {
+			if v, fe := c.Normalize(slot, carried[slot], env); fe == nil {
+				state.Slots[slot] = v
+				changes = append(changes, merge.Change{Slot: slot, New: v, Decision: merge.Carried})
+			}
+		}
+	}
 
 	// The user's answer to the previous question: a re-confirmation resolves
 	// the first pending change; an approval approves the arguments shown.
-	approving, declining := false, false
-	if req.Confirmation != nil {
+	declined := false
+	if confirmation != nil {
 		if pending := c.InOrder(keys(state.Pending)); len(pending) > 0 {
 			var ch []merge.Change
-			state, ch = merge.Resolve(state, pending[0], *req.Confirmation)
+			state, ch = merge.Resolve(state, pending[0], *confirmation)
 			changes = append(changes, ch...)
 		} else if s.LastAction == string(clarify.Confirm) {
-			approving, declining = *req.Confirmation, !*req.Confirmation
-			if approving {
+			if *confirmation {
 				s.ApprovedKey = idempotencyKey(s.ID, state.Slots)
+			} else {
+				declined = true
 			}
 		}
 	}
 
 	// Normalize every argument (the before phase) and check it against its
 	// own property schema; a refused value is never stored.
-	args, rejected, fieldErrors := normalizeArgs(c, req.Arguments, contract.Env{Now: req.Now, Location: loc})
+	normalized, rejected, fieldErrors := normalizeArgs(c, args, env)
 	for _, fe := range fieldErrors {
 		slot := slotName(fe.Pointer)
 		changes = append(changes, merge.Change{Slot: slot, Old: state.Slots[slot], New: fe.Input, Decision: merge.Rejected})
 	}
 
 	// Merge: nulls never overwrite, irreversible changes wait.
-	state, merged := merge.Apply(state, args, func(slot string) bool {
+	state, merged := merge.Apply(state, normalized, func(slot string) bool {
 		p := c.Property(slot)
 		return p != nil && p.Irreversible
 	})
@@ -220,22 +282,18 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 		Locale:   s.Locale,
 	}
 	step := clarify.Decide(in)
-	if declining && !changedSlots(merged) {
+	if declined && !changedSlots(merged) {
 		// "No" to the final approval with nothing changed: do not do it.
-		step = clarify.Step{Action: clarify.Cancelled, Question: &clarify.Question{Text: clarify.CancelledText(c, s.Locale)}}
+		step = clarify.Step{Action: clarify.Cancelled, Question: &clarify.Question{Text: clarify.Notice(c, s.Locale, "cancelled")}}
 		s.Status, s.EndedAt = Cancelled, req.Now
 	}
-	_ = approving
 
-	// Build the response.
-	s.Version++
-	s.UpdatedAt = req.Now
-	s.LastAction = string(step.Action)
+	// Respond and persist.
 	res := &Result{
 		Action:   step.Action,
 		Question: step.Question,
-		TurnID:   req.TurnID,
 		Problem:  turnProblem(fieldErrors, step),
+		Notice:   notice,
 	}
 	for _, ch := range changes {
 		res.Changes = append(res.Changes, Change{Change: ch, Message: clarify.ChangeMessage(c, s.Locale, ch)})
@@ -247,10 +305,49 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 	case clarify.Confirm:
 		res.Arguments = copySlots(state.Slots)
 	}
+	if previous != nil {
+		v := e.View(previous)
+		res.Previous = &v
+	}
+	return e.finish(c, req, s, res, in.Report.Missing, changes, commit)
+}
+
+// resume answers RESUME: the session was idle past stale_after, so instead of
+// silently going on it shows what it holds and asks; this turn's arguments
+// are held, not applied, until the answer.
+func (e *Engine) resume(c *contract.Contract, req TurnRequest, s *Session, args map[string]any, commit *Commit) (*Result, *Commit, error) {
+	s = s.Clone()
+	s.Held = args
+	if req.Locale != "" {
+		s.Locale = req.Locale
+	}
+	sc := e.contracts.Get(s.Tool)
+	if sc == nil {
+		sc = c
+	}
+	in := clarify.Input{Contract: sc, State: s.State, Locale: s.Locale}
+	res := &Result{
+		Action:   clarify.Resume,
+		Question: &clarify.Question{Text: clarify.ResumeText(in)},
+	}
+	return e.finish(sc, req, s, res, sc.Check(s.State.Slots).Missing, nil, commit)
+}
+
+// finish stamps the session with the turn, encodes the response and the
+// redacted request, and fills the commit: the session, the turn, and every
+// change.
+func (e *Engine) finish(c *contract.Contract, req TurnRequest, s *Session, res *Result, missing []string, changes []merge.Change, commit *Commit) (*Result, *Commit, error) {
+	s.Version++
+	s.UpdatedAt = req.Now
+	s.LastAction = string(res.Action)
+	res.TurnID = req.TurnID
 	if res.Problem != nil {
 		res.Problem.Instance = "/sessions/" + s.ID + "/turns/" + req.TurnID
 	}
-	res.Session = viewOf(s, c, in.Report.Missing)
+	if s.Status != Active {
+		missing = nil
+	}
+	res.Session = viewOf(s, c, missing)
 
 	response, err := json.Marshal(res)
 	if err != nil {
@@ -261,7 +358,7 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 		return nil, nil, fmt.Errorf("session: encode request: %w", err)
 	}
 	commit.Session = s
-	commit.Turn = &TurnRecord{ID: req.TurnID, SessionID: s.ID, Version: s.Version, Action: string(step.Action), Request: request, Response: response, At: req.Now}
+	commit.Turn = &TurnRecord{ID: req.TurnID, SessionID: s.ID, Version: s.Version, Action: string(res.Action), Request: request, Response: response, At: req.Now}
 	for _, ch := range changes {
 		commit.Changes = append(commit.Changes, ChangeRecord{
 			SessionID: s.ID, Version: s.Version, TurnID: req.TurnID,
@@ -269,6 +366,57 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 		})
 	}
 	return res, commit, nil
+}
+
+// endInto ends s within the turn's commit, recording every slot as cleared,
+// and returns the ended session.
+func (e *Engine) endInto(commit *Commit, s *Session, status Status, now time.Time) *Session {
+	ended := e.end(s, status, now)
+	commit.Ended = append(commit.Ended, ended.Ended...)
+	commit.Changes = append(commit.Changes, ended.Changes...)
+	return ended.Ended[0]
+}
+
+// Lifetimes are the tool's stale_after and ttl, or the server's defaults.
+func (e *Engine) Lifetimes(tool string) (staleAfter, ttl time.Duration) {
+	staleAfter, ttl = e.defaults.StaleAfter, e.defaults.TTL
+	if c := e.contracts.Get(tool); c != nil {
+		if c.StaleAfter > 0 {
+			staleAfter = c.StaleAfter
+		}
+		if c.TTL > 0 {
+			ttl = c.TTL
+		}
+	}
+	return staleAfter, ttl
+}
+
+func locale(req TurnRequest, s *Session, c *contract.Contract) string {
+	switch {
+	case req.Locale != "":
+		return req.Locale
+	case s != nil && s.Locale != "":
+		return s.Locale
+	}
+	return c.DefaultLocale
+}
+
+// mergeArgs lays b's keys over a's; a null in b does not hide a value in a.
+func mergeArgs(a, b map[string]any) map[string]any {
+	if len(a) == 0 {
+		return b
+	}
+	out := make(map[string]any, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if _, ok := out[k]; ok && contract.IsEmpty(v) {
+			continue
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // normalizeArgs normalizes the arguments in contract order, then unknown
@@ -364,7 +512,7 @@ func viewOf(s *Session, c *contract.Contract, missing []string) View {
 	v := View{
 		ID: s.ID, ConversationID: s.Key.ConversationID, Tool: s.Tool, Status: s.Status,
 		Version: s.Version, Slots: copySlots(s.State.Slots), Missing: missing,
-		Locale: s.Locale, TimeZone: s.TimeZone, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		Locale: s.Locale, TimeZone: s.TimeZone, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, EndedAt: s.EndedAt,
 	}
 	order := keys(s.State.Pending)
 	if c != nil {
@@ -419,23 +567,10 @@ func (e *Engine) Reset(ctx context.Context, l Lookup, now time.Time) (*Session, 
 		if s.Status != Active {
 			return nil, ErrNotActive
 		}
-		out = s.Clone()
-		out.Status, out.EndedAt, out.UpdatedAt = Reset, now, now
-		out.Version++
-		commit := &Commit{Ended: []*Session{out}}
-		c := e.contracts.Get(s.Tool)
-		names := keys(s.State.Slots)
-		if c != nil {
-			names = c.InOrder(names)
-		} else {
-			sort.Strings(names)
-		}
-		for _, slot := range names {
-			ch := merge.Change{Slot: slot, Old: s.State.Slots[slot], Decision: merge.Cleared}
-			changes = append(changes, ch)
-			commit.Changes = append(commit.Changes, ChangeRecord{
-				SessionID: s.ID, Version: out.Version, Slot: slot, Old: ch.Old, Decision: merge.Cleared, At: now,
-			})
+		commit := e.end(s, Reset, now)
+		out = commit.Ended[0]
+		for _, ch := range commit.Changes {
+			changes = append(changes, merge.Change{Slot: ch.Slot, Old: ch.Old, Decision: ch.Decision})
 		}
 		return commit, nil
 	})

@@ -14,8 +14,9 @@ import (
 )
 
 var commands = map[string]func(ctx context.Context, args []string) error{
-	"serve":   serve,
-	"migrate": migrate,
+	"serve":    serve,
+	"migrate":  migrate,
+	"sessions": sessions,
 }
 
 func main() {

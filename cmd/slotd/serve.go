@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -18,6 +19,18 @@ func env(name, def string) string {
 	return def
 }
 
+// envDuration reads a duration from the environment, or def.
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, ok := os.LookupEnv(name); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+		fmt.Fprintf(os.Stderr, "slotd: %s is not a duration such as 30m or 24h\n", name)
+		os.Exit(2)
+	}
+	return def
+}
+
 func serve(ctx context.Context, args []string) error {
 	var cfg server.Config
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -25,9 +38,23 @@ func serve(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.Contracts, "contracts", env("SLOTD_CONTRACTS", "./contracts"), "folder of contract files (SLOTD_CONTRACTS)")
 	fs.StringVar(&cfg.Store, "store", env("SLOTD_STORE", "postgres"), "postgres, or memory for a demo that keeps nothing (SLOTD_STORE)")
 	fs.StringVar(&cfg.DatabaseURL, "database-url", env("SLOTD_DATABASE_URL", ""), "Postgres connection string (SLOTD_DATABASE_URL)")
+	// Keys come from the environment only unless given: a flag default would
+	// print them in -h.
+	fs.StringVar(&cfg.APIKeys, "api-keys", "", "tenant:key,... ; without keys slotd listens on loopback only (SLOTD_API_KEYS)")
+	fs.StringVar(&cfg.AdminKeys, "admin-keys", "", "keys for AdminService (SLOTD_ADMIN_KEYS)")
+	fs.DurationVar(&cfg.StaleAfter, "stale-after", envDuration("SLOTD_STALE_AFTER", 30*time.Minute), "idle time before a turn asks whether to resume, for contracts without x-slotd.stale_after (SLOTD_STALE_AFTER)")
+	fs.DurationVar(&cfg.TTL, "ttl", envDuration("SLOTD_TTL", 24*time.Hour), "idle time after which a session expires, for contracts without x-slotd.ttl (SLOTD_TTL)")
+	fs.DurationVar(&cfg.Retention, "retention", envDuration("SLOTD_RETENTION", 30*24*time.Hour), "how long ended sessions and their history are kept; 0 keeps them (SLOTD_RETENTION)")
+	fs.DurationVar(&cfg.JanitorInterval, "janitor-interval", envDuration("SLOTD_JANITOR_INTERVAL", time.Minute), "how often expired sessions are ended and old ones purged; 0 turns it off (SLOTD_JANITOR_INTERVAL)")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight turns may take to finish on SIGTERM")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if cfg.APIKeys == "" {
+		cfg.APIKeys = os.Getenv("SLOTD_API_KEYS")
+	}
+	if cfg.AdminKeys == "" {
+		cfg.AdminKeys = os.Getenv("SLOTD_ADMIN_KEYS")
 	}
 	srv, err := server.New(cfg, slog.Default())
 	if err != nil {

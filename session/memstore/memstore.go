@@ -22,7 +22,12 @@ type Store struct {
 type conversation struct {
 	lock   sync.Mutex // one writer per conversation
 	active string
-	turns  map[string][]byte // turn_id → response
+	turns  map[string]storedTurn // by turn_id
+}
+
+type storedTurn struct {
+	sessionID string
+	response  []byte
 }
 
 // New returns an empty store.
@@ -42,7 +47,7 @@ func (st *Store) conversation(key session.Key) *conversation {
 	defer st.mu.Unlock()
 	c := st.convs[key]
 	if c == nil {
-		c = &conversation{turns: map[string][]byte{}}
+		c = &conversation{turns: map[string]storedTurn{}}
 		st.convs[key] = c
 	}
 	return c
@@ -69,8 +74,8 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 		return nil, false, err
 	}
 	defer c.lock.Unlock()
-	if resp, ok := c.turns[turnID]; ok {
-		return append([]byte(nil), resp...), true, nil
+	if t, ok := c.turns[turnID]; ok {
+		return append([]byte(nil), t.response...), true, nil
 	}
 	var active *session.Session
 	st.mu.Lock()
@@ -84,7 +89,7 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 	}
 	st.write(c, commit)
 	if commit.Turn != nil {
-		c.turns[turnID] = append([]byte(nil), commit.Turn.Response...)
+		c.turns[turnID] = storedTurn{sessionID: commit.Turn.SessionID, response: append([]byte(nil), commit.Turn.Response...)}
 		return append([]byte(nil), commit.Turn.Response...), false, nil
 	}
 	return nil, false, nil
@@ -143,6 +148,19 @@ func (st *Store) Session(_ context.Context, l session.Lookup) (*session.Session,
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	id := l.SessionID
+	if id == "" && l.Latest {
+		var latest *session.Session
+		for _, s := range st.sessions {
+			if s.Key == (session.Key{Tenant: l.Tenant, ConversationID: l.ConversationID}) &&
+				(latest == nil || s.CreatedAt.After(latest.CreatedAt) || (s.CreatedAt.Equal(latest.CreatedAt) && s.ID > latest.ID)) {
+				latest = s
+			}
+		}
+		if latest == nil {
+			return nil, session.ErrNotFound
+		}
+		id = latest.ID
+	}
 	if id == "" {
 		c := st.convs[session.Key{Tenant: l.Tenant, ConversationID: l.ConversationID}]
 		if c == nil || c.active == "" {

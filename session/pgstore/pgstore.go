@@ -47,6 +47,8 @@ const (
 	selectActive = `SELECT ` + sessionColumns + ` FROM conversations c
 		JOIN sessions s ON s.id = c.active_session_id
 		WHERE c.tenant = $1 AND c.conversation_id = $2 AND s.status = 'active'`
+	selectLatest = `SELECT ` + sessionColumns + ` FROM sessions s
+		WHERE s.tenant = $1 AND s.conversation_id = $2 ORDER BY s.created_at DESC, s.id DESC LIMIT 1`
 	selectByID = `SELECT ` + sessionColumns + ` FROM sessions s
 		WHERE s.id = $1 AND s.tenant = $2 AND ($3 = '' OR s.conversation_id = $3)`
 	upsertSession = `INSERT INTO sessions (id, tenant, conversation_id, tool, status, version, state,
@@ -56,7 +58,7 @@ const (
 			state = EXCLUDED.state, last_action = EXCLUDED.last_action,
 			approved_key = EXCLUDED.approved_key, locale = EXCLUDED.locale,
 			time_zone = EXCLUDED.time_zone, updated_at = EXCLUDED.updated_at, ended_at = EXCLUDED.ended_at
-		WHERE sessions.version < EXCLUDED.version OR sessions.status <> EXCLUDED.status`
+		WHERE sessions.version = EXCLUDED.version - 1`
 	setActive = `UPDATE conversations SET active_session_id = $3
 		WHERE tenant = $1 AND conversation_id = $2 AND active_session_id IS DISTINCT FROM $3`
 	insertTurn = `INSERT INTO turns (tenant, conversation_id, turn_id, session_id, version, action, request, response, created_at)
@@ -128,7 +130,7 @@ func write(ctx context.Context, tx pgx.Tx, key session.Key, c *session.Commit) e
 	b := &pgx.Batch{}
 	var activeID *string
 	queueSession := func(s *session.Session) error {
-		state, err := json.Marshal(s.State)
+		state, err := json.Marshal(stateDoc{State: s.State, Held: s.Held, Completion: s.Completion, CompletedKey: s.CompletedKey})
 		if err != nil {
 			return err
 		}
@@ -180,8 +182,9 @@ func write(ctx context.Context, tx pgx.Tx, key session.Key, c *session.Commit) e
 			br.Close()
 			return err
 		}
-		// An upsert that changed nothing lost a race it should never see
-		// while holding the conversation's lock.
+		// Every write advances a session's version by exactly one; an upsert
+		// that changed nothing saw a version it should never see while
+		// holding the conversation's lock.
 		if b.QueuedQueries[i].SQL == upsertSession && tag.RowsAffected() != 1 {
 			br.Close()
 			return errStaleVersion
@@ -222,6 +225,8 @@ func (st *Store) Session(ctx context.Context, l session.Lookup) (*session.Sessio
 	var row pgx.Row
 	if l.SessionID != "" {
 		row = st.pool.QueryRow(ctx, selectByID, l.SessionID, l.Tenant, l.ConversationID)
+	} else if l.Latest {
+		row = st.pool.QueryRow(ctx, selectLatest, l.Tenant, l.ConversationID)
 	} else {
 		row = st.pool.QueryRow(ctx, selectActive, l.Tenant, l.ConversationID)
 	}
@@ -305,14 +310,25 @@ func scanSession(row pgx.Row) (*session.Session, error) {
 	if ended != nil {
 		s.EndedAt = *ended
 	}
-	if err := json.Unmarshal(state, &s.State); err != nil {
+	var doc stateDoc
+	if err := json.Unmarshal(state, &doc); err != nil {
 		return nil, fmt.Errorf("pgstore: session %s state: %w", s.ID, err)
 	}
+	s.State, s.Held, s.Completion, s.CompletedKey = doc.State, doc.Held, doc.Completion, doc.CompletedKey
 	if s.State.Slots == nil {
 		s.State.Slots = map[string]any{}
 	}
 	s.CreatedAt, s.UpdatedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC()
 	return &s, nil
+}
+
+// stateDoc is the sessions.state column: the slots, the pending changes, and
+// the arguments held while a resume question waits.
+type stateDoc struct {
+	merge.State
+	Held         map[string]any  `json:"held,omitempty"`
+	Completion   json.RawMessage `json:"completion,omitempty"`
+	CompletedKey string          `json:"completed_key,omitempty"`
 }
 
 func jsonValue(v any) ([]byte, error) {

@@ -201,6 +201,8 @@ const (
 	SessionStatus_SESSION_STATUS_EXPIRED     SessionStatus = 4
 	SessionStatus_SESSION_STATUS_RESET       SessionStatus = 5
 	SessionStatus_SESSION_STATUS_CANCELLED   SessionStatus = 6
+	// The backend call failed in a way a retry cannot fix; handed to a person.
+	SessionStatus_SESSION_STATUS_FAILED SessionStatus = 7
 )
 
 // Enum value maps for SessionStatus.
@@ -213,6 +215,7 @@ var (
 		4: "SESSION_STATUS_EXPIRED",
 		5: "SESSION_STATUS_RESET",
 		6: "SESSION_STATUS_CANCELLED",
+		7: "SESSION_STATUS_FAILED",
 	}
 	SessionStatus_value = map[string]int32{
 		"SESSION_STATUS_UNSPECIFIED": 0,
@@ -222,6 +225,7 @@ var (
 		"SESSION_STATUS_EXPIRED":     4,
 		"SESSION_STATUS_RESET":       5,
 		"SESSION_STATUS_CANCELLED":   6,
+		"SESSION_STATUS_FAILED":      7,
 	}
 )
 
@@ -2813,7 +2817,7 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\x12DECISION_CONFIRMED\x10\b\x12\x16\n" +
 	"\x12DECISION_DISCARDED\x10\t\x12\x14\n" +
 	"\x10DECISION_CLEARED\x10\n" +
-	"*\xda\x01\n" +
+	"*\xf5\x01\n" +
 	"\rSessionStatus\x12\x1e\n" +
 	"\x1aSESSION_STATUS_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15SESSION_STATUS_ACTIVE\x10\x01\x12\x1c\n" +
@@ -2821,7 +2825,8 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\x18SESSION_STATUS_ABANDONED\x10\x03\x12\x1a\n" +
 	"\x16SESSION_STATUS_EXPIRED\x10\x04\x12\x18\n" +
 	"\x14SESSION_STATUS_RESET\x10\x05\x12\x1c\n" +
-	"\x18SESSION_STATUS_CANCELLED\x10\x06*\xbc\x01\n" +
+	"\x18SESSION_STATUS_CANCELLED\x10\x06\x12\x19\n" +
+	"\x15SESSION_STATUS_FAILED\x10\a*\xbc\x01\n" +
 	"\vFailureKind\x12\x1c\n" +
 	"\x18FAILURE_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14FAILURE_KIND_TIMEOUT\x10\x01\x12\x1c\n" +

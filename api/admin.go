@@ -1,0 +1,159 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/clarify"
+	"github.com/slotd/slotd/problem"
+	"github.com/slotd/slotd/session"
+)
+
+// AdminService implements slotd.v1.AdminService. The auth interceptor lets
+// only admin keys (or anyone on a keyless loopback server) reach it.
+type AdminService struct {
+	slotdv1.UnimplementedAdminServiceServer
+	engine *session.Engine
+	log    *slog.Logger
+	clock  func() time.Time
+}
+
+// NewAdminService builds the service over an engine.
+func NewAdminService(engine *session.Engine, log *slog.Logger, clock func() time.Time) *AdminService {
+	if log == nil {
+		log = slog.Default()
+	}
+	if clock == nil {
+		clock = time.Now
+	}
+	return &AdminService{engine: engine, log: log, clock: clock}
+}
+
+// Register adds the service to a gRPC server.
+func (a *AdminService) Register(srv *grpc.Server) { slotdv1.RegisterAdminServiceServer(srv, a) }
+
+var statusNames = func() map[slotdv1.SessionStatus]session.Status {
+	m := map[slotdv1.SessionStatus]session.Status{}
+	for k, v := range statuses {
+		m[v] = k
+	}
+	return m
+}()
+
+// ListSessions implements slotd.v1.AdminService.
+func (a *AdminService) ListSessions(ctx context.Context, req *slotdv1.ListSessionsRequest) (*slotdv1.ListSessionsResponse, error) {
+	f := session.Filter{Tenant: req.GetTenant(), AnyTenant: req.GetTenant() == "", Tool: req.GetTool(),
+		After: req.GetPageToken(), Limit: int(req.GetPageSize())}
+	if req.Status != slotdv1.SessionStatus_SESSION_STATUS_UNSPECIFIED {
+		f.Status = statusNames[req.Status]
+	}
+	if d := req.GetIdleLongerThan(); d != nil {
+		if err := d.CheckValid(); err != nil || d.AsDuration() <= 0 {
+			return nil, Status(ctx, a.log, problem.InvalidRequest("idle_longer_than", "a positive duration"))
+		}
+		f.IdleBefore = a.clock().Add(-d.AsDuration())
+	}
+	if f.After != "" && uuid.Validate(f.After) != nil {
+		return nil, Status(ctx, a.log, problem.InvalidRequest("page_token", "not a page token from this listing"))
+	}
+	list, next, err := a.engine.ListSessions(ctx, f)
+	if err != nil {
+		return nil, Status(ctx, a.log, err)
+	}
+	out := &slotdv1.ListSessionsResponse{NextPageToken: next}
+	for _, s := range list {
+		pb, err := sessionMessage(a.engine.View(s))
+		if err != nil {
+			return nil, Status(ctx, a.log, err)
+		}
+		out.Sessions = append(out.Sessions, &slotdv1.SessionSummary{Session: pb, Tenant: s.Key.Tenant})
+	}
+	return out, nil
+}
+
+// ResetStaleSessions implements slotd.v1.AdminService.
+func (a *AdminService) ResetStaleSessions(ctx context.Context, req *slotdv1.ResetStaleSessionsRequest) (*slotdv1.ResetStaleSessionsResponse, error) {
+	d := req.GetIdleLongerThan()
+	if d == nil || d.CheckValid() != nil || d.AsDuration() <= 0 {
+		return nil, Status(ctx, a.log, problem.InvalidRequest("idle_longer_than", "required: a positive duration"))
+	}
+	now := a.clock()
+	ids, err := a.engine.ResetStale(ctx, session.Filter{AnyTenant: true, Tool: req.GetTool(),
+		IdleBefore: now.Add(-d.AsDuration()), Limit: int(req.GetLimit())}, req.GetDryRun(), now)
+	if err != nil {
+		return nil, Status(ctx, a.log, err)
+	}
+	a.log.InfoContext(ctx, "reset stale sessions", "count", len(ids), "dry_run", req.GetDryRun(), "tool", req.GetTool())
+	return &slotdv1.ResetStaleSessionsResponse{SessionIds: ids, DryRun: req.GetDryRun()}, nil
+}
+
+// PurgeSessions implements slotd.v1.AdminService.
+func (a *AdminService) PurgeSessions(ctx context.Context, req *slotdv1.PurgeSessionsRequest) (*slotdv1.PurgeSessionsResponse, error) {
+	d := req.GetEndedLongerThan()
+	if d == nil || d.CheckValid() != nil || d.AsDuration() <= 0 {
+		return nil, Status(ctx, a.log, problem.InvalidRequest("ended_longer_than", "required: a positive duration"))
+	}
+	ids, err := a.engine.Purge(ctx, session.Filter{AnyTenant: true, EndedBefore: a.clock().Add(-d.AsDuration()),
+		Limit: int(req.GetLimit())}, req.GetDryRun())
+	if err != nil {
+		return nil, Status(ctx, a.log, err)
+	}
+	a.log.InfoContext(ctx, "purged sessions", "count", len(ids), "dry_run", req.GetDryRun())
+	return &slotdv1.PurgeSessionsResponse{SessionIds: ids, DryRun: req.GetDryRun()}, nil
+}
+
+// GetSessionHistory implements slotd.v1.AdminService.
+func (a *AdminService) GetSessionHistory(ctx context.Context, req *slotdv1.GetSessionHistoryRequest) (*slotdv1.GetSessionHistoryResponse, error) {
+	l := session.Lookup{Tenant: req.GetTenant(), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId()}
+	s, err := a.engine.Get(ctx, l)
+	if err != nil {
+		return nil, Status(ctx, a.log, err)
+	}
+	h, err := a.engine.History(ctx, session.Lookup{Tenant: s.Key.Tenant, SessionID: s.ID})
+	if err != nil {
+		return nil, Status(ctx, a.log, err)
+	}
+	out, err := historyResponse(a.engine.View(s), h)
+	if err != nil {
+		return nil, Status(ctx, a.log, err)
+	}
+	return out, nil
+}
+
+func historyResponse(v session.View, h *session.History) (*slotdv1.GetSessionHistoryResponse, error) {
+	pb, err := sessionMessage(v)
+	if err != nil {
+		return nil, err
+	}
+	out := &slotdv1.GetSessionHistoryResponse{Session: pb}
+	for _, t := range h.Turns {
+		ht := &slotdv1.HistoryTurn{TurnId: t.ID, Version: t.Version, Action: actionOf(clarify.Action(t.Action)), At: timestamppb.New(t.At)}
+		var req map[string]any
+		if json.Unmarshal(t.Request, &req) == nil {
+			if ht.Request, err = structpb.NewStruct(req); err != nil {
+				return nil, err
+			}
+		}
+		out.Turns = append(out.Turns, ht)
+	}
+	for _, ch := range h.Changes {
+		hc := &slotdv1.HistoryChange{Slot: ch.Slot, Decision: decisionOf(ch.Decision), TurnId: ch.TurnID,
+			Version: ch.Version, At: timestamppb.New(ch.At)}
+		if hc.Old, err = value(ch.Old); err != nil {
+			return nil, err
+		}
+		if hc.New, err = value(ch.New); err != nil {
+			return nil, err
+		}
+		out.Changes = append(out.Changes, hc)
+	}
+	return out, nil
+}

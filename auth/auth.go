@@ -1,0 +1,221 @@
+// Package auth decides who a call is: a tenant (by API key), an operator
+// (by admin key), or, on a server without keys, the default tenant on
+// loopback. Keys are compared in constant time and never logged.
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"net"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/slotd/slotd/problem"
+)
+
+// Principal is who a call is made by.
+type Principal struct {
+	// Tenant scopes every conversation the call touches.
+	Tenant string
+	// Admin calls may use AdminService.
+	Admin bool
+}
+
+type key struct {
+	digest [32]byte
+	who    Principal
+}
+
+// Keys is the set of keys a server accepts. The zero value accepts every
+// call as the default tenant, with admin rights: a server without keys must
+// listen on loopback only (see CheckListen).
+type Keys struct {
+	keys []key
+}
+
+// Parse reads SLOTD_API_KEYS ("tenant:key,tenant:key") and SLOTD_ADMIN_KEYS
+// ("key,key" or "name:key,name:key").
+func Parse(apiKeys, adminKeys string) (*Keys, error) {
+	k := &Keys{}
+	for _, item := range split(apiKeys) {
+		tenant, secret, ok := strings.Cut(item, ":")
+		if !ok || tenant == "" || secret == "" {
+			return nil, fmt.Errorf("SLOTD_API_KEYS: each entry is tenant:key")
+		}
+		if err := k.add(secret, Principal{Tenant: tenant}); err != nil {
+			return nil, err
+		}
+	}
+	for _, item := range split(adminKeys) {
+		secret := item
+		if _, s, ok := strings.Cut(item, ":"); ok {
+			secret = s
+		}
+		if err := k.add(secret, Principal{Admin: true}); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+func split(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+func (k *Keys) add(secret string, who Principal) error {
+	if len(secret) < 16 {
+		return fmt.Errorf("a key must be at least 16 characters")
+	}
+	d := sha256.Sum256([]byte(secret))
+	for _, existing := range k.keys {
+		if existing.digest == d {
+			return fmt.Errorf("a key is listed twice")
+		}
+	}
+	k.keys = append(k.keys, key{digest: d, who: who})
+	return nil
+}
+
+// Enabled reports whether any key is configured.
+func (k *Keys) Enabled() bool { return k != nil && len(k.keys) > 0 }
+
+// Lookup finds the principal of a bearer key. Every configured key is
+// compared, in constant time, whatever matches first.
+func (k *Keys) Lookup(secret string) (Principal, bool) {
+	d := sha256.Sum256([]byte(secret))
+	var found Principal
+	ok := 0
+	for _, kk := range k.keys {
+		if subtle.ConstantTimeCompare(d[:], kk.digest[:]) == 1 {
+			found = kk.who
+			ok = 1
+		}
+	}
+	return found, ok == 1
+}
+
+// CheckListen refuses a non-loopback address when no key is configured.
+func (k *Keys) CheckListen(addr string) error {
+	if k.Enabled() {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("without SLOTD_API_KEYS slotd listens on loopback only; %q is not a loopback address", addr)
+	}
+	return nil
+}
+
+type principalKey struct{}
+
+// From is the principal of a call; the default tenant when the server has no
+// keys.
+func From(ctx context.Context) Principal {
+	p, _ := ctx.Value(principalKey{}).(Principal)
+	return p
+}
+
+// With returns ctx carrying p, for embedding and tests.
+func With(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// adminPrefix is the method prefix of AdminService.
+const adminPrefix = "/slotd.v1.AdminService/"
+
+// publicMethods need no key: health checks and reflection.
+func public(method string) bool {
+	return strings.HasPrefix(method, "/grpc.health.v1.") || strings.HasPrefix(method, "/grpc.reflection.")
+}
+
+// Authorize decides a call to method with the given metadata.
+func (k *Keys) Authorize(ctx context.Context, method string) (context.Context, error) {
+	if public(method) {
+		return ctx, nil
+	}
+	if !k.Enabled() {
+		return With(ctx, Principal{Admin: true}), nil
+	}
+	secret, ok := bearer(ctx)
+	if !ok {
+		return nil, unauthenticated("send authorization: Bearer <key>")
+	}
+	who, ok := k.Lookup(secret)
+	if !ok {
+		return nil, unauthenticated("the key is not valid")
+	}
+	admin := strings.HasPrefix(method, adminPrefix)
+	switch {
+	case admin && !who.Admin:
+		return nil, denied("AdminService needs an admin key")
+	case !admin && who.Admin:
+		return nil, denied("an admin key cannot act for a tenant; use the tenant's key")
+	}
+	return With(ctx, who), nil
+}
+
+func bearer(ctx context.Context) (string, bool) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		if s, ok := strings.CutPrefix(v, "Bearer "); ok && s != "" {
+			return strings.TrimSpace(s), true
+		}
+		if s, ok := strings.CutPrefix(v, "bearer "); ok && s != "" {
+			return strings.TrimSpace(s), true
+		}
+	}
+	return "", false
+}
+
+func unauthenticated(detail string) error {
+	return &problem.Error{Code: "Unauthenticated", Problem: problem.Problem{
+		Type: problem.TypeUnauthenticated, Title: "Not authenticated", Status: 401,
+		Detail: detail, OwnerActionRequired: true,
+	}}
+}
+
+func denied(detail string) error {
+	return &problem.Error{Code: "PermissionDenied", Problem: problem.Problem{
+		Type: problem.TypePermissionDenied, Title: "Permission denied", Status: 403,
+		Detail: detail, OwnerActionRequired: true,
+	}}
+}
+
+// UnaryInterceptor authorizes unary calls; errors are turned into statuses
+// by toStatus (the gRPC adapter's single error mapping).
+func (k *Keys) UnaryInterceptor(toStatus func(context.Context, error) error) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		actx, err := k.Authorize(ctx, info.FullMethod)
+		if err != nil {
+			return nil, toStatus(ctx, err)
+		}
+		return handler(actx, req)
+	}
+}
+
+// StreamInterceptor authorizes streaming calls (reflection, health watch).
+func (k *Keys) StreamInterceptor(toStatus func(context.Context, error) error) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		if _, err := k.Authorize(ss.Context(), info.FullMethod); err != nil {
+			return toStatus(ss.Context(), err)
+		}
+		return handler(srv, ss)
+	}
+}

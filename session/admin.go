@@ -1,0 +1,122 @@
+package session
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/slotd/slotd/merge"
+	"github.com/slotd/slotd/problem"
+)
+
+// Filter selects sessions for operators and the janitor.
+type Filter struct {
+	// Tenant limits to one tenant unless AnyTenant.
+	Tenant    string
+	AnyTenant bool
+	// Status limits to one status; any when empty.
+	Status Status
+	// Tool limits to one tool; any when empty.
+	Tool string
+	// IdleBefore keeps sessions whose last turn was before it.
+	IdleBefore time.Time
+	// EndedBefore keeps ended sessions that ended before it.
+	EndedBefore time.Time
+	// After is a cursor: only sessions with a larger id.
+	After string
+	// Limit bounds the batch; DefaultLimit when 0, never above MaxLimit.
+	Limit int
+}
+
+// Batch bounds for admin work: a call never holds more locks than this.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 1000
+)
+
+// Bounded returns the filter's limit within [1, MaxLimit].
+func (f Filter) Bounded() int {
+	switch {
+	case f.Limit <= 0:
+		return DefaultLimit
+	case f.Limit > MaxLimit:
+		return MaxLimit
+	}
+	return f.Limit
+}
+
+// EndFunc decides how one locked session ends: its commit (status set,
+// history records), or an error to skip it.
+type EndFunc func(s *Session) (*Commit, error)
+
+// ListSessions lists sessions matching f, ordered by id (time-ordered), with
+// a cursor for the next page ("" when there is none).
+func (e *Engine) ListSessions(ctx context.Context, f Filter) ([]*Session, string, error) {
+	limit := f.Bounded()
+	f.Limit = limit + 1
+	out, err := e.store.List(ctx, f)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		next = out[limit-1].ID
+	}
+	return out, next, nil
+}
+
+// ResetStale resets active sessions idle since before f.IdleBefore, in one
+// bounded batch that skips conversations a turn holds right now. With
+// dryRun it reports what it would reset and changes nothing.
+func (e *Engine) ResetStale(ctx context.Context, f Filter, dryRun bool, now time.Time) ([]string, error) {
+	if f.IdleBefore.IsZero() {
+		return nil, problem.InvalidRequest("idle_longer_than", "required and positive")
+	}
+	if now.IsZero() {
+		now = e.clock()
+	}
+	f.Status = Active
+	return e.store.EndSessions(ctx, f, dryRun, func(s *Session) (*Commit, error) {
+		return e.end(s, Reset, now), nil
+	})
+}
+
+// Expire ends active sessions of one tool idle since before f.IdleBefore as
+// expired: the janitor's work.
+func (e *Engine) Expire(ctx context.Context, f Filter, now time.Time) ([]string, error) {
+	f.Status = Active
+	return e.store.EndSessions(ctx, f, false, func(s *Session) (*Commit, error) {
+		return e.end(s, Expired, now), nil
+	})
+}
+
+// Purge deletes ended sessions, with their turns and history, that ended
+// before f.EndedBefore, in one bounded batch.
+func (e *Engine) Purge(ctx context.Context, f Filter, dryRun bool) ([]string, error) {
+	if f.EndedBefore.IsZero() {
+		return nil, problem.InvalidRequest("ended_longer_than", "required and positive")
+	}
+	return e.store.Purge(ctx, f, dryRun)
+}
+
+// end is the commit that ends s with status: every slot it held is recorded
+// as cleared, so no value changes without a history record.
+func (e *Engine) end(s *Session, status Status, now time.Time) *Commit {
+	out := s.Clone()
+	out.Status, out.EndedAt = status, now
+	out.Version++
+	commit := &Commit{Ended: []*Session{out}}
+	names := keys(s.State.Slots)
+	if c := e.contracts.Get(s.Tool); c != nil {
+		names = c.InOrder(names)
+	} else {
+		sort.Strings(names)
+	}
+	for _, slot := range names {
+		commit.Changes = append(commit.Changes, ChangeRecord{
+			SessionID: s.ID, Version: out.Version, Slot: slot, Old: s.State.Slots[slot], Decision: merge.Cleared, At: now,
+		})
+	}
+	return commit
+}

@@ -1,0 +1,237 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/slotd/slotd/clarify"
+	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/problem"
+)
+
+// FailureKind is how a backend call failed.
+type FailureKind string
+
+// The failure kinds CompleteSession understands.
+const (
+	FailureTimeout      FailureKind = "timeout"
+	FailureUnavailable  FailureKind = "unavailable"
+	FailureRateLimited  FailureKind = "rate_limited"
+	FailureUnauthorized FailureKind = "unauthorized"
+	FailureInternal     FailureKind = "internal"
+)
+
+// Failure is a transport failure of the backend call.
+type Failure struct {
+	Kind              FailureKind `json:"kind"`
+	HTTPStatus        int         `json:"http_status,omitempty"`
+	RetryAfterSeconds int         `json:"retry_after_seconds,omitempty"`
+}
+
+// CompleteRequest is the outcome of the backend call made after READY:
+// either the backend's raw result or a failure.
+type CompleteRequest struct {
+	Lookup  Lookup
+	Result  any
+	Failure *Failure
+	// IdempotencyKey is the READY key the backend was called with; when
+	// given it must be the session's.
+	IdempotencyKey string
+	Now            time.Time
+}
+
+// Completion is what CompleteSession answers: the object for the model's
+// context and what the session does next.
+type Completion struct {
+	Session View           `json:"session"`
+	Output  map[string]any `json:"output"`
+	// Action is READY when retrying the call is safe (same idempotency key),
+	// HANDOFF when a person must take over, "" when the session completed.
+	Action         clarify.Action   `json:"action,omitempty"`
+	Problem        *problem.Problem `json:"problem,omitempty"`
+	IdempotencyKey string           `json:"idempotency_key,omitempty"`
+}
+
+// defaultRetryAfter is what a timeout or an outage tells the model to wait
+// when the backend said nothing.
+const defaultRetryAfter = 30
+
+// Complete records the backend call's outcome. A result is shaped by the
+// tool's output contract: accepted or rejected (a business refusal is a
+// normal result, not an error), the session completes. A retryable failure
+// keeps the slots, so the next turn answers READY again with the same
+// idempotency key; any other failure, or a result that breaks the output
+// contract, ends the session with a hand-off to a person.
+func (e *Engine) Complete(ctx context.Context, req CompleteRequest) (*Completion, error) {
+	if err := req.Lookup.validate(); err != nil {
+		return nil, err
+	}
+	if req.Failure == nil && req.Result == nil {
+		return nil, problem.InvalidRequest("outcome", "either result or failure is required")
+	}
+	if req.Failure != nil {
+		if _, ok := failures[req.Failure.Kind]; !ok {
+			return nil, problem.InvalidRequest("failure.kind", "one of timeout, unavailable, rate_limited, unauthorized, internal")
+		}
+	}
+	if req.Now.IsZero() {
+		req.Now = e.clock()
+	}
+	req.Lookup.Latest = true
+	var out *Completion
+	err := e.store.Update(ctx, req.Lookup, func(s *Session) (*Commit, error) {
+		// A retried CompleteSession of a session it already ended gets the
+		// same answer.
+		if s.Status != Active {
+			if len(s.Completion) > 0 && (req.IdempotencyKey == "" || req.IdempotencyKey == s.CompletedKey) {
+				out = &Completion{}
+				if err := json.Unmarshal(s.Completion, out); err != nil {
+					return nil, fmt.Errorf("session: stored completion: %w", err)
+				}
+				return nil, errReplayed
+			}
+			return nil, ErrNotActive
+		}
+		key := idempotencyKey(s.ID, s.State.Slots)
+		if s.LastAction != string(clarify.Ready) {
+			return nil, notReady(s.LastAction)
+		}
+		if req.IdempotencyKey != "" && req.IdempotencyKey != key {
+			return nil, &problem.Error{Code: "FailedPrecondition", Problem: problem.Problem{
+				Type: problem.TypeConflict, Title: "Not the session's idempotency key", Status: 409,
+				Detail: "The key does not belong to the arguments this session answered READY with.", OwnerActionRequired: true,
+			}}
+		}
+		c := e.contracts.Get(s.Tool)
+		if c == nil {
+			return nil, problem.UnknownTool(s.Tool, e.contracts.Names())
+		}
+		out = e.outcome(c, s, req, key)
+
+		next := s.Clone()
+		next.Version++
+		next.UpdatedAt = req.Now
+		kind := "result"
+		switch out.Action {
+		case clarify.Ready:
+			// Retryable: the slots stay; the next turn answers READY again.
+			kind = "retryable failure"
+		case clarify.Handoff:
+			next.Status, next.EndedAt = Failed, req.Now
+			next.LastAction = string(clarify.Handoff)
+			kind = "failure"
+		default:
+			next.Status, next.EndedAt = Completed, req.Now
+		}
+		out.Session = viewOf(next, c, nil)
+		completion, err := json.Marshal(out)
+		if err != nil {
+			return nil, err
+		}
+		if next.Status != Active {
+			next.Completion, next.CompletedKey = completion, key
+		}
+		request, err := json.Marshal(map[string]any{"kind": kind, "result": contract.Redacted(req.Result), "failure": req.Failure})
+		if err != nil {
+			return nil, err
+		}
+		commit := &Commit{
+			Turn: &TurnRecord{ID: "complete:" + newID(), SessionID: s.ID, Version: next.Version,
+				Action: string(out.Action), Request: request, Response: completion, At: req.Now},
+		}
+		if next.Status == Active {
+			commit.Session = next
+		} else {
+			commit.Ended = []*Session{next}
+		}
+		return commit, nil
+	})
+	if err == errReplayed {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+var errReplayed = fmt.Errorf("session: completion replayed")
+
+func notReady(last string) error {
+	return &problem.Error{Code: "FailedPrecondition", Problem: problem.Problem{
+		Type: problem.TypeConflict, Title: "Nothing is ready to complete", Status: 409,
+		Detail: "CompleteSession follows a READY turn; the last turn answered " + last + ".", OwnerActionRequired: true,
+	}}
+}
+
+type failureSpec struct {
+	retryable   bool
+	ownerAction bool
+	typ         string
+	title       string
+}
+
+var failures = map[FailureKind]failureSpec{
+	FailureTimeout:      {true, false, "backend-timeout", "The service did not answer in time"},
+	FailureUnavailable:  {true, false, "backend-unavailable", "The service is unavailable"},
+	FailureRateLimited:  {true, false, "backend-rate-limited", "The service asked to slow down"},
+	FailureUnauthorized: {false, true, "backend-unauthorized", "The service refused slotd's credentials"},
+	FailureInternal:     {false, true, "backend-error", "The service failed"},
+}
+
+// outcome computes the model-facing object and the next action.
+func (e *Engine) outcome(c *contract.Contract, s *Session, req CompleteRequest, key string) *Completion {
+	if f := req.Failure; f != nil {
+		spec := failures[f.Kind]
+		p := &problem.Problem{
+			Type:                problem.Base + spec.typ,
+			Title:               spec.title,
+			Status:              502,
+			Retryable:           spec.retryable,
+			OwnerActionRequired: spec.ownerAction,
+		}
+		if f.Kind == FailureTimeout {
+			p.Status = 504
+		}
+		if spec.retryable {
+			p.RetryAfterSeconds = f.RetryAfterSeconds
+			if p.RetryAfterSeconds <= 0 {
+				p.RetryAfterSeconds = defaultRetryAfter
+			}
+			p.Detail = clarify.FailureText(c, s.Locale, true, p.RetryAfterSeconds)
+			return &Completion{Output: errorOutput(p), Action: clarify.Ready, Problem: p, IdempotencyKey: key}
+		}
+		p.Detail = clarify.FailureText(c, s.Locale, false, 0)
+		return &Completion{Output: errorOutput(p), Action: clarify.Handoff, Problem: p}
+	}
+	if o := c.Output(); o != nil {
+		shaped, violations := o.Shape(req.Result)
+		if len(violations) > 0 {
+			p := &problem.Problem{
+				Type: problem.Base + "backend-output-invalid", Title: "The service's answer does not fit the tool's output contract",
+				Status: 502, Detail: clarify.FailureText(c, s.Locale, false, 0), OwnerActionRequired: true, Errors: violations,
+			}
+			return &Completion{Output: errorOutput(p), Action: clarify.Handoff, Problem: p}
+		}
+		return &Completion{Output: shaped}
+	}
+	if obj, ok := contract.Redacted(req.Result).(map[string]any); ok {
+		return &Completion{Output: obj}
+	}
+	return &Completion{Output: map[string]any{"result": contract.Redacted(req.Result)}}
+}
+
+// errorOutput is the output object of a failure: status error with the
+// problem, the shape the seed's output contract gives it.
+func errorOutput(p *problem.Problem) map[string]any {
+	e := map[string]any{
+		"type": p.Type, "title": p.Title, "status": p.Status, "detail": p.Detail,
+		"retryable": p.Retryable, "owner_action_required": p.OwnerActionRequired,
+	}
+	if p.RetryAfterSeconds > 0 {
+		e["retry_after_seconds"] = p.RetryAfterSeconds
+	}
+	return map[string]any{"status": "error", "error": e}
+}

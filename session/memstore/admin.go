@@ -1,0 +1,114 @@
+package memstore
+
+import (
+	"context"
+	"sort"
+
+	"github.com/slotd/slotd/session"
+)
+
+func matches(s *session.Session, f session.Filter) bool {
+	switch {
+	case !f.AnyTenant && s.Key.Tenant != f.Tenant:
+	case f.Status != "" && s.Status != f.Status:
+	case f.Tool != "" && s.Tool != f.Tool:
+	case !f.IdleBefore.IsZero() && !s.UpdatedAt.Before(f.IdleBefore):
+	case !f.EndedBefore.IsZero() && (s.EndedAt.IsZero() || !s.EndedAt.Before(f.EndedBefore)):
+	case f.After != "" && s.ID <= f.After:
+	default:
+		return true
+	}
+	return false
+}
+
+// List implements session.Store.
+func (st *Store) List(_ context.Context, f session.Filter) ([]*session.Session, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var out []*session.Session
+	for _, s := range st.sessions {
+		if matches(s, f) {
+			out = append(out, s.Clone())
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
+}
+
+// EndSessions implements session.Store.
+func (st *Store) EndSessions(ctx context.Context, f session.Filter, dryRun bool, fn session.EndFunc) ([]string, error) {
+	f.Status = session.Active
+	candidates, err := st.List(ctx, session.Filter{AnyTenant: f.AnyTenant, Tenant: f.Tenant, Status: f.Status, Tool: f.Tool, IdleBefore: f.IdleBefore})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(candidates, func(i, j int) bool { return candidates[i].UpdatedAt.Before(candidates[j].UpdatedAt) })
+	var ids []string
+	for _, s := range candidates {
+		if len(ids) >= f.Bounded() {
+			break
+		}
+		c := st.conversation(s.Key)
+		if !c.lock.TryLock() {
+			continue // a turn holds it: skip, like SKIP LOCKED
+		}
+		// Read again under the lock: a turn may have landed first.
+		cur, err := st.Session(ctx, session.Lookup{Tenant: s.Key.Tenant, SessionID: s.ID})
+		if err != nil || cur.Status != session.Active || c.active != cur.ID || !matches(cur, f) {
+			c.lock.Unlock()
+			continue
+		}
+		commit, err := fn(cur)
+		if err == nil {
+			if !dryRun {
+				st.write(c, commit)
+			}
+			ids = append(ids, cur.ID)
+		}
+		c.lock.Unlock()
+	}
+	return ids, nil
+}
+
+// Purge implements session.Store.
+func (st *Store) Purge(_ context.Context, f session.Filter, dryRun bool) ([]string, error) {
+	st.mu.Lock()
+	var doomed []*session.Session
+	for _, s := range st.sessions {
+		if s.Status != session.Active && matches(s, session.Filter{AnyTenant: f.AnyTenant, Tenant: f.Tenant, EndedBefore: f.EndedBefore}) {
+			doomed = append(doomed, s)
+		}
+	}
+	st.mu.Unlock()
+	sort.Slice(doomed, func(i, j int) bool { return doomed[i].EndedAt.Before(doomed[j].EndedAt) })
+	var ids []string
+	for _, s := range doomed {
+		if len(ids) >= f.Bounded() {
+			break
+		}
+		if dryRun {
+			ids = append(ids, s.ID)
+			continue
+		}
+		c := st.conversation(s.Key)
+		if !c.lock.TryLock() {
+			continue // a turn holds the conversation: skip, like SKIP LOCKED
+		}
+		st.mu.Lock()
+		delete(st.sessions, s.ID)
+		delete(st.turns, s.ID)
+		delete(st.changes, s.ID)
+		st.mu.Unlock()
+		for id, t := range c.turns {
+			if t.sessionID == s.ID {
+				delete(c.turns, id)
+			}
+		}
+		c.lock.Unlock()
+		ids = append(ids, s.ID)
+	}
+	return ids, nil
+}

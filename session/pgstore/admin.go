@@ -1,0 +1,146 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/slotd/slotd/session"
+)
+
+// The filters are one statement each with optional parameters, so that no
+// SQL is assembled from strings.
+const (
+	listSessions = `SELECT ` + sessionColumns + ` FROM sessions s
+		WHERE ($1 OR s.tenant = $2)
+		  AND ($3 = '' OR s.status = $3)
+		  AND ($4 = '' OR s.tool = $4)
+		  AND ($5::timestamptz IS NULL OR s.updated_at < $5)
+		  AND ($6::timestamptz IS NULL OR s.ended_at < $6)
+		  AND ($7::uuid IS NULL OR s.id > $7)
+		ORDER BY s.id LIMIT $8`
+
+	// lockIdleConversations locks the conversations of matching active
+	// sessions, skipping those a turn holds right now.
+	lockIdleConversations = `SELECT c.tenant, c.conversation_id FROM conversations c
+		JOIN sessions s ON s.id = c.active_session_id
+		WHERE s.status = 'active'
+		  AND ($1 OR s.tenant = $2)
+		  AND ($3 = '' OR s.tool = $3)
+		  AND ($4::timestamptz IS NULL OR s.updated_at < $4)
+		ORDER BY s.updated_at LIMIT $5
+		FOR UPDATE OF c SKIP LOCKED`
+
+	purgeEnded = `WITH doomed AS (
+			SELECT id FROM sessions
+			WHERE status <> 'active' AND ended_at < $1 AND ($2 OR tenant = $3)
+			ORDER BY ended_at LIMIT $4
+			FOR UPDATE SKIP LOCKED
+		)
+		DELETE FROM sessions s USING doomed WHERE s.id = doomed.id RETURNING s.id`
+
+	selectPurgeable = `SELECT id FROM sessions
+		WHERE status <> 'active' AND ended_at < $1 AND ($2 OR tenant = $3)
+		ORDER BY ended_at LIMIT $4`
+)
+
+func nullable(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func nullableID(id string) *string {
+	if id == "" {
+		return nil
+	}
+	return &id
+}
+
+// List implements session.Store.
+func (st *Store) List(ctx context.Context, f session.Filter) ([]*session.Session, error) {
+	rows, err := st.pool.Query(ctx, listSessions, f.AnyTenant, f.Tenant, string(f.Status), f.Tool,
+		nullable(f.IdleBefore), nullable(f.EndedBefore), nullableID(f.After), f.Limit)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	var out []*session.Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, interpret(err)
+		}
+		out = append(out, s)
+	}
+	return out, interpret(rows.Err())
+}
+
+// EndSessions implements session.Store. The conversations are locked first
+// (skipping busy ones), then each session is read again under the lock and
+// checked against the filter once more, so that a turn that landed first
+// wins and no session is half reset.
+func (st *Store) EndSessions(ctx context.Context, f session.Filter, dryRun bool, fn session.EndFunc) ([]string, error) {
+	var ids []string
+	errDryRun := errors.New("dry run")
+	err := pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, lockIdleConversations, f.AnyTenant, f.Tenant, f.Tool, nullable(f.IdleBefore), f.Bounded())
+		if err != nil {
+			return err
+		}
+		keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (session.Key, error) {
+			var k session.Key
+			return k, r.Scan(&k.Tenant, &k.ConversationID)
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			s, err := scanSession(tx.QueryRow(ctx, selectActive, k.Tenant, k.ConversationID))
+			if errors.Is(err, session.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if !f.IdleBefore.IsZero() && !s.UpdatedAt.Before(f.IdleBefore) {
+				continue // a turn landed before the lock
+			}
+			commit, err := fn(s)
+			if err != nil {
+				continue
+			}
+			if !dryRun {
+				if err := write(ctx, tx, k, commit); err != nil {
+					return err
+				}
+			}
+			ids = append(ids, s.ID)
+		}
+		if dryRun {
+			return errDryRun // roll back: change nothing
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errDryRun) {
+		return nil, interpret(err)
+	}
+	return ids, nil
+}
+
+// Purge implements session.Store.
+func (st *Store) Purge(ctx context.Context, f session.Filter, dryRun bool) ([]string, error) {
+	q := purgeEnded
+	if dryRun {
+		q = selectPurgeable
+	}
+	rows, err := st.pool.Query(ctx, q, f.EndedBefore, f.AnyTenant, f.Tenant, f.Bounded())
+	if err != nil {
+		return nil, interpret(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return ids, interpret(err)
+}
