@@ -8,6 +8,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"testing"
@@ -63,12 +65,21 @@ func NewDatabase(t testing.TB) string {
 			t.Errorf("dbtest: drop database %s: %v", name, err)
 		}
 	})
-	cfg, err := pgx.ParseConfig(AdminURL())
+	u, err := withDatabase(AdminURL(), name)
 	if err != nil {
 		t.Fatalf("dbtest: %v", err)
 	}
-	cfg.Database = name
-	return cfg.ConnString()
+	return u
+}
+
+// withDatabase returns the URL with its database replaced.
+func withDatabase(raw, name string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", fmt.Errorf("SLOTD_TEST_DATABASE_URL must be a postgres:// URL")
+	}
+	u.Path = "/" + name
+	return u.String(), nil
 }
 
 // NewPool creates a fresh migrated database and a pool on it, both closed

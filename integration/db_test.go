@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/slotd/slotd/dbtest"
 )
 
@@ -46,3 +48,5 @@ func assertTurnsInDB(t *testing.T, url, conversationID string, want int) {
 		t.Errorf("turns stored = %d, want %d", n, want)
 	}
 }
+
+func dbtestPool(t *testing.T, url string) *pgxpool.Pool { return dbtest.Connect(t, url) }

@@ -43,6 +43,18 @@ func contractsDir(t *testing.T) string {
 		}
 		props += fmt.Sprintf(`"slot_%02d": {"type": "string", "x-slotd": {"ask": {"en": "Value %d?"}}}`, i, i)
 	}
+	// Two small tools sharing slot names with bank.open_dispute, to test
+	// carry-over on a change of topic (one refuses it).
+	for name, carry := range map[string]string{"test.carry": "", "test.no_carry": `, "carry_over": false`} {
+		doc := `{"type": "object", "properties": {
+			"card_last4": {"type": "string", "pattern": "^[0-9]{4}$", "x-slotd": {"normalize": ["last4"]}},
+			"amount": {"type": "integer", "minimum": 1},
+			"note": {"type": "string"}},
+			"required": ["card_last4", "note"], "x-slotd": {"name": "` + name + `"` + carry + `}}`
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	many := `{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
 		"properties": {` + props + `}, "x-slotd": {"name": "test.many_slots"}}`
 	if err := os.WriteFile(filepath.Join(dir, "test.many_slots.json"), []byte(many), 0o644); err != nil {
@@ -55,16 +67,20 @@ type instance struct {
 	srv    *server.Server
 	conn   *grpc.ClientConn
 	client slotdv1.SlotServiceClient
+	admin  slotdv1.AdminServiceClient
 }
 
 // startServer runs slotd in-process on :0 against databaseURL (or the
 // memory store when databaseURL is "") and waits until health says SERVING.
-func startServer(t *testing.T, databaseURL, contracts string) *instance {
+func startServer(t *testing.T, databaseURL, contracts string, opts ...func(*server.Config)) *instance {
 	t.Helper()
 	cfg := server.Config{Listen: "127.0.0.1:0", Contracts: contracts, Store: "postgres", DatabaseURL: databaseURL,
 		HealthInterval: 100 * time.Millisecond}
 	if databaseURL == "" {
 		cfg.Store = "memory"
+	}
+	for _, o := range opts {
+		o(&cfg)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := server.New(cfg, log)
@@ -86,7 +102,7 @@ func startServer(t *testing.T, databaseURL, contracts string) *instance {
 		}
 	})
 	waitServing(t, conn)
-	return &instance{srv: srv, conn: conn, client: slotdv1.NewSlotServiceClient(conn)}
+	return &instance{srv: srv, conn: conn, client: slotdv1.NewSlotServiceClient(conn), admin: slotdv1.NewAdminServiceClient(conn)}
 }
 
 func waitServing(t *testing.T, conn *grpc.ClientConn) {

@@ -404,3 +404,5 @@ func TestConcurrentTurnsOnTwoInstancesLoseNothing(t *testing.T) {
 		seen[row.turnID] = true
 	}
 }
+
+func nowPB() *timestamppb.Timestamp { return timestamppb.New(seedNow) }

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -148,7 +149,7 @@ func (e *Engine) Complete(ctx context.Context, req CompleteRequest) (*Completion
 		}
 		return commit, nil
 	})
-	if err == errReplayed {
+	if errors.Is(err, errReplayed) {
 		return out, nil
 	}
 	if err != nil {
@@ -157,7 +158,7 @@ func (e *Engine) Complete(ctx context.Context, req CompleteRequest) (*Completion
 	return out, nil
 }
 
-var errReplayed = fmt.Errorf("session: completion replayed")
+var errReplayed = errors.New("session: completion replayed")
 
 func notReady(last string) error {
 	return &problem.Error{Code: "FailedPrecondition", Problem: problem.Problem{

@@ -77,7 +77,7 @@ func sessionsTo(ctx context.Context, w io.Writer, args []string) error {
 	}
 	defer conn.Close()
 	if *adminKey != "" {
-		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+*adminKey)
+		ctx = contextWithKey(ctx, *adminKey)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -172,4 +172,9 @@ func sessionsTo(ctx context.Context, w io.Writer, args []string) error {
 	}
 	_, err = fmt.Fprintln(w, string(b))
 	return err
+}
+
+// contextWithKey sends key as the bearer key of every call made with ctx.
+func contextWithKey(ctx context.Context, key string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+key)
 }
