@@ -131,8 +131,12 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 		return err
 	}
 	defer c.lock.Unlock()
-	// Read again under the conversation's lock: a turn may have moved on.
-	if s, err = st.Session(ctx, session.Lookup{Tenant: l.Tenant, SessionID: s.ID}); err != nil {
+	// Read again under the conversation's lock: a turn may have moved on,
+	// even to a new session of the conversation.
+	if l.SessionID != "" {
+		l = session.Lookup{Tenant: l.Tenant, SessionID: s.ID}
+	}
+	if s, err = st.Session(ctx, l); err != nil {
 		return err
 	}
 	commit, err := fn(s)

@@ -206,8 +206,18 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 		if err := tx.QueryRow(ctx, lockConversation, s.Key.Tenant, s.Key.ConversationID).Scan(&activeID); err != nil {
 			return err
 		}
-		// Read again under the lock: a turn may have moved on.
-		cur, err := scanSession(tx.QueryRow(ctx, selectByID, s.ID, s.Key.Tenant, ""))
+		// Read again under the lock: a turn may have moved on, even to a
+		// new session of the conversation.
+		var row pgx.Row
+		switch {
+		case l.SessionID != "":
+			row = tx.QueryRow(ctx, selectByID, s.ID, s.Key.Tenant, "")
+		case l.Latest:
+			row = tx.QueryRow(ctx, selectLatest, s.Key.Tenant, s.Key.ConversationID)
+		default:
+			row = tx.QueryRow(ctx, selectActive, s.Key.Tenant, s.Key.ConversationID)
+		}
+		cur, err := scanSession(row)
 		if err != nil {
 			return err
 		}
@@ -308,7 +318,7 @@ func scanSession(row pgx.Row) (*session.Session, error) {
 	}
 	s.Status = session.Status(status)
 	if ended != nil {
-		s.EndedAt = *ended
+		s.EndedAt = ended.UTC()
 	}
 	var doc stateDoc
 	if err := json.Unmarshal(state, &doc); err != nil {

@@ -1,0 +1,84 @@
+package pgstore_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/slotd/slotd/dbtest"
+	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/session/pgstore"
+	"github.com/slotd/slotd/session/sessiontest"
+)
+
+func TestConformance(t *testing.T) {
+	sessiontest.Run(t, func(t *testing.T) session.Store {
+		pool, _ := dbtest.NewPool(t)
+		return pgstore.New(pool)
+	})
+}
+
+// A database nobody migrated is not ready, and says so as a retryable
+// unavailability rather than a driver error.
+func TestReadyUnmigrated(t *testing.T) {
+	t.Parallel()
+	st := pgstore.New(dbtest.Connect(t, dbtest.NewDatabase(t)))
+	err := st.Ready(t.Context())
+	if !errors.Is(err, session.ErrUnavailable) {
+		t.Errorf("Ready() on an unmigrated database = %v, want %v", err, session.ErrUnavailable)
+	}
+}
+
+// Two slotd processes on one database are two pools: the conversation's row
+// lock, not anything in process memory, keeps one writer per conversation.
+func TestTwoReplicas(t *testing.T) {
+	t.Parallel()
+	pool, url := dbtest.NewPool(t)
+	cat := sessiontest.Catalog(t)
+	engines := []*session.Engine{
+		session.NewEngine(pgstore.New(pool), cat, nil),
+		session.NewEngine(pgstore.New(dbtest.Connect(t, url)), cat, nil),
+	}
+	ctx := t.Context()
+	n := len(sessiontest.TwentySlots)
+	errs := make([]error, 2*n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, slot := range sessiontest.TwentySlots {
+		req := session.TurnRequest{
+			Tenant: "acme-bank", ConversationID: "conv-replicas", Tool: sessiontest.Twenty,
+			TurnID: fmt.Sprintf("turn-%02d", i), Arguments: map[string]any{slot: "v" + slot}, Now: sessiontest.Now,
+		}
+		// Each turn reaches both replicas, as a retry behind a load balancer.
+		for r, e := range engines {
+			wg.Go(func() {
+				<-start
+				_, errs[2*i+r] = e.Turn(ctx, req)
+			})
+		}
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("delivery %d: unexpected error: %v", i, err)
+		}
+	}
+	l := session.Lookup{Tenant: "acme-bank", ConversationID: "conv-replicas"}
+	s, err := engines[0].Get(ctx, l)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if s.Version != int64(n) || len(s.State.Slots) != n {
+		t.Errorf("after %d turns delivered to two replicas each: version %d with %d slots, want %d and %d",
+			n, s.Version, len(s.State.Slots), n, n)
+	}
+	h, err := engines[1].History(ctx, l)
+	if err != nil {
+		t.Fatalf("History: %v", err)
+	}
+	if len(h.Turns) != n || len(h.Changes) != n {
+		t.Errorf("history holds %d turns and %d changes, want %d of each", len(h.Turns), len(h.Changes), n)
+	}
+}

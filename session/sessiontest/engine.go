@@ -1,0 +1,799 @@
+package sessiontest
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/slotd/slotd/clarify"
+	"github.com/slotd/slotd/merge"
+	"github.com/slotd/slotd/session"
+)
+
+// A dispute as a model fills it in one go, with the dirt models leave in.
+func disputeArgs() map[string]any {
+	return map[string]any{
+		"card_last4":     "карта •• 4417",
+		"operation_date": "вчера",
+		"amount":         "1 200 ₽",
+		"reason":         "не та сумма",
+	}
+}
+
+// disputeSlots is disputeArgs normalized.
+func disputeSlots() map[string]any {
+	return map[string]any{
+		"card_last4":     "4417",
+		"operation_date": "2026-08-22",
+		"amount":         "1200.00",
+		"reason":         "wrong_amount",
+	}
+}
+
+func testReady(t *testing.T, h *harness) {
+	if err := h.store.Ready(h.ctx); err != nil {
+		t.Errorf("Ready() = %v, want nil", err)
+	}
+}
+
+func testSameTurnTwice(t *testing.T, h *harness) {
+	req := h.req(Dispute, map[string]any{"card_last4": "карта •• 4417", "amount": "1 340 ₽"})
+	first := h.do(req)
+	if first.Replayed {
+		t.Errorf("first delivery: Replayed = true, want false")
+	}
+	// A retry carries the same turn_id; even if the model rewrote the
+	// arguments in between, the first answer stands.
+	retry := req
+	retry.Arguments = map[string]any{"amount": "99", "reason": "fraud"}
+	second := h.do(retry)
+	if !second.Replayed {
+		t.Errorf("second delivery: Replayed = false, want true")
+	}
+	if a, b := js(first), js(second); a != b {
+		t.Errorf("second delivery answered\n%s\nwant the stored response\n%s", b, a)
+	}
+
+	s := h.get(h.active())
+	if s.Version != 1 {
+		t.Errorf("session version after a retry = %d, want 1", s.Version)
+	}
+	wantSlots(t, "after a retry", s, map[string]any{"card_last4": "4417", "amount": "1340.00"})
+	hist := h.history(h.active())
+	if len(hist.Turns) != 1 {
+		t.Fatalf("history holds %d turns, want 1", len(hist.Turns))
+	}
+	if hist.Turns[0].ID != req.TurnID {
+		t.Errorf("history turn id = %q, want %q", hist.Turns[0].ID, req.TurnID)
+	}
+	if !sameJSON(hist.Turns[0].Response, []byte(js(first))) {
+		t.Errorf("stored response = %s, want %s", hist.Turns[0].Response, js(first))
+	}
+	wantList(t, "history changes", recorded(hist, 1), []string{"card_last4:FILLED", "amount:FILLED"})
+	if n := len(hist.Changes); n != 2 {
+		t.Errorf("history holds %d changes, want 2 (the retry must add none)", n)
+	}
+}
+
+func testRetryAfterLaterTurns(t *testing.T, h *harness) {
+	req := h.req(Dispute, map[string]any{"card_last4": "4417"})
+	first := h.do(req)
+	h.send(Dispute, map[string]any{"amount": "1 200 ₽"})
+	h.send(Dispute, map[string]any{"card_last4": "0001"}) // irreversible: pending
+
+	// A late retry of the first turn gets the first answer, not the state now,
+	// and does not touch the pending change.
+	again := h.do(req)
+	if !again.Replayed {
+		t.Errorf("late retry: Replayed = false, want true")
+	}
+	if a, b := js(first), js(again); a != b {
+		t.Errorf("late retry answered\n%s\nwant the stored response\n%s", b, a)
+	}
+	s := h.load(h.active())
+	if s.Version != 3 {
+		t.Errorf("session version = %d, want 3", s.Version)
+	}
+	wantSlots(t, "after a late retry", s, map[string]any{"card_last4": "4417", "amount": "1200.00"})
+	wantPending(t, "after a late retry", s, map[string]any{"card_last4": "0001"})
+	if n := len(h.history(h.active()).Turns); n != 3 {
+		t.Errorf("history holds %d turns, want 3", n)
+	}
+}
+
+func testConcurrentSameTurn(t *testing.T, h *harness) {
+	// Once as the conversation's first turn, once in the middle of it: a
+	// store may serialize the first by creating the conversation and still
+	// let two deliveries of a later turn through.
+	deliver8(t, h, h.req(Dispute, map[string]any{"card_last4": "4417", "amount": "1 200 ₽"}), 1,
+		map[string]any{"card_last4": "4417", "amount": "1200.00"}, 2)
+	deliver8(t, h, h.req(Dispute, map[string]any{"operation_date": "вчера", "reason": "не та сумма"}), 2,
+		disputeSlots(), 4)
+}
+
+// deliver8 sends one turn from 8 goroutines at once and checks it was
+// applied once, as version, leaving those slots and that many changes in the history.
+func deliver8(t *testing.T, h *harness, req session.TurnRequest, version int64, slots map[string]any, changes int) {
+	t.Helper()
+	const n = 8
+	engine := h.slowEngine()
+	results := make([]*session.Result, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			results[i], errs[i] = engine.Turn(h.ctx, req)
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	applied := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("%s delivery %d: unexpected error: %v", req.TurnID, i, errs[i])
+		}
+		if !results[i].Replayed {
+			applied++
+		}
+	}
+	if applied != 1 {
+		t.Errorf("%d of %d deliveries of %s were applied, want exactly 1", applied, n, req.TurnID)
+	}
+	want := js(results[0])
+	for i := 1; i < n; i++ {
+		if got := js(results[i]); got != want {
+			t.Errorf("%s delivery %d answered\n%s\nwant the same as delivery 0\n%s", req.TurnID, i, got, want)
+		}
+	}
+	if results[0].Session.Version != version {
+		t.Errorf("%s answered version %d, want %d", req.TurnID, results[0].Session.Version, version)
+	}
+	s := h.load(h.active())
+	if s.Version != version {
+		t.Errorf("after concurrent deliveries of %s: session version = %d, want %d", req.TurnID, s.Version, version)
+	}
+	wantSlots(t, "after concurrent deliveries of "+req.TurnID, s, slots)
+	hist := h.history(h.active())
+	if len(hist.Turns) != int(version) {
+		t.Errorf("after concurrent deliveries of %s: history holds %d turns, want %d", req.TurnID, len(hist.Turns), version)
+	}
+	if len(hist.Changes) != changes {
+		t.Errorf("after concurrent deliveries of %s: history holds %d changes, want %d", req.TurnID, len(hist.Changes), changes)
+	}
+}
+
+func testPending(t *testing.T, h *harness, accept bool) {
+	first := h.send(Dispute, disputeArgs())
+	if first.Action != clarify.Confirm {
+		t.Fatalf("a complete dispute: action = %s, want %s", first.Action, clarify.Confirm)
+	}
+	id := first.Session.ID
+
+	// The amount is irreversible: a new one waits for the user.
+	res := h.send(Dispute, map[string]any{"amount": float64(1340)})
+	if res.Action != clarify.Reconfirm {
+		t.Errorf("a changed amount: action = %s, want %s", res.Action, clarify.Reconfirm)
+	}
+	wantList(t, "changes of the amount turn", decisions(res.Changes), []string{"amount:PENDING"})
+	if got := res.Session.Slots["amount"]; got != "1200.00" {
+		t.Errorf("amount while pending = %v, want the old 1200.00", got)
+	}
+	wantPendingView := []merge.Change{{Slot: "amount", Old: "1200.00", New: "1340.00", Decision: merge.Pending}}
+	if js(res.Session.Pending) != js(wantPendingView) {
+		t.Errorf("view pending = %s, want %s", js(res.Session.Pending), js(wantPendingView))
+	}
+	if q := res.Question; q == nil || q.Slot != "amount" || q.Old != "1200.00" || q.New != "1340.00" {
+		t.Errorf("reconfirm question = %s, want amount 1200.00 → 1340.00", js(q))
+	}
+
+	// The pending value lives in the store, not in the engine.
+	for what, s := range map[string]*session.Session{
+		"Get(conversation)":           h.get(h.active()),
+		"store.Session(conversation)": h.load(h.active()),
+		"store.Session(id)":           h.load(h.byID(id)),
+	} {
+		wantSlots(t, what, s, disputeSlots())
+		wantPending(t, what, s, map[string]any{"amount": "1340.00"})
+		if s.Version != 2 {
+			t.Errorf("%s: version = %d, want 2", what, s.Version)
+		}
+	}
+
+	// A fresh engine on the same store answers the re-confirmation.
+	other := session.NewEngine(h.store, h.engine.Contracts(), func() time.Time { return Now })
+	ans, err := other.Turn(h.ctx, h.confirm(Dispute, accept))
+	if err != nil {
+		t.Fatalf("answer: unexpected error: %v", err)
+	}
+	decision, amount := merge.Discarded, "1200.00"
+	if accept {
+		decision, amount = merge.Confirmed, "1340.00"
+	}
+	wantList(t, "changes of the answer", decisions(ans.Changes), []string{"amount:" + string(decision)})
+	if ans.Action != clarify.Confirm {
+		t.Errorf("after the answer: action = %s, want %s (the summary to approve)", ans.Action, clarify.Confirm)
+	}
+	if len(ans.Session.Pending) != 0 {
+		t.Errorf("after the answer: view pending = %s, want none", js(ans.Session.Pending))
+	}
+
+	s := h.load(h.active())
+	want := disputeSlots()
+	want["amount"] = amount
+	wantSlots(t, "after the answer", s, want)
+	wantPending(t, "after the answer", s, nil)
+	if s.Version != 3 {
+		t.Errorf("after the answer: version = %d, want 3", s.Version)
+	}
+	if s.ID != id {
+		t.Errorf("after the answer: session id = %s, want %s (the same session)", s.ID, id)
+	}
+
+	hist := h.history(h.byID(id))
+	wantList(t, "history of version 2", recorded(hist, 2), []string{"amount:PENDING"})
+	wantList(t, "history of version 3", recorded(hist, 3), []string{"amount:" + string(decision)})
+	for _, ch := range hist.Changes {
+		if ch.Version == 3 && (ch.Old != "1200.00" || ch.New != "1340.00") {
+			t.Errorf("history of the answer: %v → %v, want 1200.00 → 1340.00", ch.Old, ch.New)
+		}
+	}
+}
+
+func testConcurrentDistinctTurns(t *testing.T, h *harness) {
+	n := len(TwentySlots)
+	reqs := make([]session.TurnRequest, n)
+	want := map[string]any{}
+	for i, slot := range TwentySlots {
+		v := fmt.Sprintf("value of %s", slot)
+		reqs[i] = h.req(Twenty, map[string]any{slot: v})
+		want[slot] = v
+	}
+	engine := h.slowEngine()
+	results := make([]*session.Result, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			results[i], errs[i] = engine.Turn(h.ctx, reqs[i])
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	versions := map[int64]string{}
+	for i, res := range results {
+		if errs[i] != nil {
+			t.Fatalf("turn %s: unexpected error: %v", reqs[i].TurnID, errs[i])
+		}
+		if res.Replayed {
+			t.Errorf("turn %s: Replayed = true, want false (a distinct turn_id)", reqs[i].TurnID)
+		}
+		if res.Session.ID != results[0].Session.ID {
+			t.Errorf("turn %s: session %s, want %s (one session per conversation)", reqs[i].TurnID, res.Session.ID, results[0].Session.ID)
+		}
+		if prev, dup := versions[res.Session.Version]; dup {
+			t.Errorf("turns %s and %s both answered version %d", prev, reqs[i].TurnID, res.Session.Version)
+		}
+		versions[res.Session.Version] = reqs[i].TurnID
+		wantList(t, "changes of "+reqs[i].TurnID, decisions(res.Changes), []string{TwentySlots[i] + ":FILLED"})
+	}
+
+	s := h.load(h.active())
+	if s.Version != int64(n) {
+		t.Errorf("final version = %d, want %d (one per turn)", s.Version, n)
+	}
+	wantSlots(t, "after concurrent turns", s, want)
+
+	hist := h.history(h.active())
+	if len(hist.Turns) != n {
+		t.Fatalf("history holds %d turns, want %d", len(hist.Turns), n)
+	}
+	turnVersion := map[string]int64{}
+	for i, tr := range hist.Turns {
+		if tr.Version != int64(i+1) {
+			t.Errorf("history turn %d has version %d, want %d", i, tr.Version, i+1)
+		}
+		turnVersion[tr.ID] = tr.Version
+	}
+	filled := map[string]int{}
+	for _, ch := range hist.Changes {
+		if ch.Decision != merge.Filled {
+			t.Errorf("history change %s:%s, want only FILLED", ch.Slot, ch.Decision)
+		}
+		filled[ch.Slot]++
+		if v, ok := turnVersion[ch.TurnID]; !ok || v != ch.Version {
+			t.Errorf("change of %s is version %d of turn %q, whose version is %d", ch.Slot, ch.Version, ch.TurnID, v)
+		}
+	}
+	for _, slot := range TwentySlots {
+		if filled[slot] != 1 {
+			t.Errorf("history has %d FILLED changes of %s, want 1", filled[slot], slot)
+		}
+	}
+}
+
+// testConcurrentShippedSlots fills each slot of a dispute, and each of a
+// flight search in another conversation, from its own goroutine.
+func testConcurrentShippedSlots(t *testing.T, h *harness) {
+	type turn struct {
+		conv, tool, slot string
+		value            any
+	}
+	turns := []turn{
+		{"conv-dispute", Dispute, "card_last4", "•• 4417"},
+		{"conv-dispute", Dispute, "operation_date", "22.08.2026"},
+		{"conv-dispute", Dispute, "amount", "1 200,50 руб."},
+		{"conv-dispute", Dispute, "reason", "списали дважды"},
+		{"conv-dispute", Dispute, "original_operation_id", "OP-77812"},
+		{"conv-flight", Flights, "from", "mad"},
+		{"conv-flight", Flights, "to", " KBP "},
+		{"conv-flight", Flights, "date", "2026-09-01"},
+	}
+	want := map[string]map[string]any{
+		"conv-dispute": {"card_last4": "4417", "operation_date": "2026-08-22", "amount": "1200.50", "reason": "duplicate", "original_operation_id": "OP-77812"},
+		"conv-flight":  {"from": "MAD", "to": "KBP", "date": "2026-09-01"},
+	}
+	engine := h.slowEngine()
+	errs := make([]error, len(turns))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, tt := range turns {
+		r := h.req(tt.tool, map[string]any{tt.slot: tt.value})
+		r.ConversationID = tt.conv
+		wg.Go(func() {
+			<-start
+			_, errs[i] = engine.Turn(h.ctx, r)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("turn filling %s: unexpected error: %v", turns[i].slot, err)
+		}
+	}
+	for conv, slots := range want {
+		s := h.load(session.Lookup{Tenant: h.tenant, ConversationID: conv})
+		wantSlots(t, conv, s, slots)
+		if s.Version != int64(len(slots)) {
+			t.Errorf("%s: version = %d, want %d", conv, s.Version, len(slots))
+		}
+		hist := h.history(session.Lookup{Tenant: h.tenant, ConversationID: conv})
+		if len(hist.Turns) != len(slots) || len(hist.Changes) != len(slots) {
+			t.Errorf("%s: history holds %d turns and %d changes, want %d of each", conv, len(hist.Turns), len(hist.Changes), len(slots))
+		}
+	}
+}
+
+func testOneActiveSession(t *testing.T, h *harness) {
+	var ids []string
+	for i, args := range []map[string]any{
+		{"card_last4": "4417"},
+		{"amount": "1 200,50"},
+		{"reason": "fraud"},
+	} {
+		res := h.send(Dispute, args)
+		if res.Session.Version != int64(i+1) {
+			t.Errorf("turn %d: version = %d, want %d", i+1, res.Session.Version, i+1)
+		}
+		if res.Session.Status != session.Active {
+			t.Errorf("turn %d: status = %s, want active", i+1, res.Session.Status)
+		}
+		ids = append(ids, res.Session.ID)
+	}
+	for i, id := range ids {
+		if id != ids[0] {
+			t.Errorf("turn %d went to session %s, want %s: the conversation's active session", i+1, id, ids[0])
+		}
+	}
+	s := h.get(h.active())
+	if s.ID != ids[0] || s.Version != 3 || s.Status != session.Active {
+		t.Errorf("active session = %s v%d %s, want %s v3 active", s.ID, s.Version, s.Status, ids[0])
+	}
+	wantSlots(t, "active session", s, map[string]any{"card_last4": "4417", "amount": "1200.50", "reason": "fraud"})
+	if n := len(h.history(h.active()).Turns); n != 3 {
+		t.Errorf("history holds %d turns, want 3", n)
+	}
+}
+
+func testTenants(t *testing.T, h *harness) {
+	const other = "globex-travel"
+	reqA := h.req(Dispute, map[string]any{"card_last4": "4417", "amount": "1 200 ₽"})
+	resA := h.do(reqA)
+	// The same conversation_id and even the same turn_id under another
+	// tenant is another conversation: not a replay of the first.
+	reqB := reqA
+	reqB.Tenant = other
+	reqB.Arguments = map[string]any{"card_last4": "0001"}
+	resB := h.do(reqB)
+	if resB.Replayed {
+		t.Fatalf("the same turn_id under another tenant was answered from the first tenant's turn: %s", js(resB))
+	}
+	if resA.Session.ID == resB.Session.ID {
+		t.Fatalf("both tenants share session %s, want two sessions", resA.Session.ID)
+	}
+	if resB.Session.Version != 1 {
+		t.Errorf("%s: version = %d, want 1", other, resB.Session.Version)
+	}
+
+	lookB := session.Lookup{Tenant: other, ConversationID: h.conv}
+	wantSlots(t, h.tenant, h.get(h.active()), map[string]any{"card_last4": "4417", "amount": "1200.00"})
+	wantSlots(t, other, h.get(lookB), map[string]any{"card_last4": "0001"})
+	if n := len(h.history(lookB).Turns); n != 1 {
+		t.Errorf("%s history holds %d turns, want 1", other, n)
+	}
+
+	idA := resA.Session.ID
+	for what, l := range map[string]session.Lookup{
+		"conversation under an unknown tenant":      {Tenant: "umbrella", ConversationID: h.conv},
+		"conversation under no tenant":              {ConversationID: h.conv},
+		"session id under the other tenant":         {Tenant: other, SessionID: idA},
+		"session id and conversation, other tenant": {Tenant: other, ConversationID: h.conv, SessionID: idA},
+		"session id with another conversation":      {Tenant: h.tenant, ConversationID: "conv-other", SessionID: idA},
+	} {
+		_, err := h.engine.Get(h.ctx, l)
+		wantErr(t, "Get "+what, err, session.ErrNotFound)
+		_, err = h.store.Session(h.ctx, l)
+		wantErr(t, "store.Session "+what, err, session.ErrNotFound)
+		_, err = h.engine.History(h.ctx, l)
+		wantErr(t, "History "+what, err, session.ErrNotFound)
+		_, _, err = h.engine.Reset(h.ctx, l, Now)
+		wantErr(t, "Reset "+what, err, session.ErrNotFound)
+	}
+	// The wrong-tenant resets above changed nothing.
+	for _, l := range []session.Lookup{h.active(), lookB} {
+		if s := h.load(l); s.Status != session.Active || s.Version != 1 {
+			t.Errorf("%s after foreign resets: %s v%d, want active v1", l.Tenant, s.Status, s.Version)
+		}
+	}
+}
+
+func testTurnIDPerConversation(t *testing.T, h *harness) {
+	r1 := h.req(Flights, map[string]any{"from": "MAD"})
+	res1 := h.do(r1)
+	r2 := r1
+	r2.ConversationID = "conv-second"
+	r2.Arguments = map[string]any{"from": "KBP"}
+	res2 := h.do(r2)
+	if res2.Replayed {
+		t.Fatalf("the same turn_id in another conversation was answered from the first: %s", js(res2))
+	}
+	if res1.Session.ID == res2.Session.ID {
+		t.Errorf("two conversations share session %s", res1.Session.ID)
+	}
+	wantSlots(t, "second conversation", h.load(session.Lookup{Tenant: h.tenant, ConversationID: "conv-second"}), map[string]any{"from": "KBP"})
+	wantSlots(t, "first conversation", h.load(h.active()), map[string]any{"from": "MAD"})
+}
+
+func testNotFound(t *testing.T, h *harness) {
+	random := uuid.NewString()
+	for what, l := range map[string]session.Lookup{
+		"no conversation": h.active(),
+		"no such session": h.byID(random),
+	} {
+		_, err := h.engine.Get(h.ctx, l)
+		wantErr(t, "Get "+what, err, session.ErrNotFound)
+		_, err = h.engine.History(h.ctx, l)
+		wantErr(t, "History "+what, err, session.ErrNotFound)
+		_, _, err = h.engine.Reset(h.ctx, l, Now)
+		wantErr(t, "Reset "+what, err, session.ErrNotFound)
+		err = h.store.Update(h.ctx, l, func(s *session.Session) (*session.Commit, error) {
+			t.Errorf("Update %s called its function with %s", what, js(s))
+			return nil, nil
+		})
+		wantErr(t, "store.Update "+what, err, session.ErrNotFound)
+	}
+}
+
+func testReset(t *testing.T, h *harness) {
+	first := h.send(Dispute, map[string]any{"card_last4": "4417", "amount": "1 200 ₽", "reason": "списали дважды"})
+	oldID := first.Session.ID
+	at := Now.Add(5 * time.Minute)
+
+	out, changes, err := h.engine.Reset(h.ctx, h.active(), at)
+	if err != nil {
+		t.Fatalf("Reset: unexpected error: %v", err)
+	}
+	if out.ID != oldID || out.Status != session.Reset || out.Version != 2 || !out.EndedAt.Equal(at) {
+		t.Errorf("Reset returned %s %s v%d ended %v, want %s reset v2 ended %v", out.ID, out.Status, out.Version, out.EndedAt, oldID, at)
+	}
+	wantCleared := []string{"card_last4:CLEARED", "amount:CLEARED", "reason:CLEARED"}
+	var got []string
+	for _, ch := range changes {
+		got = append(got, ch.Slot+":"+string(ch.Decision))
+	}
+	wantList(t, "Reset changes", got, wantCleared)
+
+	old := h.get(h.byID(oldID))
+	if old.Status != session.Reset || old.Version != 2 || !old.EndedAt.Equal(at) {
+		t.Errorf("stored reset session: %s v%d ended %v, want reset v2 ended %v", old.Status, old.Version, old.EndedAt, at)
+	}
+	_, err = h.engine.Get(h.ctx, h.active())
+	wantErr(t, "active session after a reset", err, session.ErrNotFound)
+
+	hist := h.history(h.byID(oldID))
+	wantList(t, "history of the reset", recorded(hist, 2), wantCleared)
+	olds := map[string]any{"card_last4": "4417", "amount": "1200.00", "reason": "duplicate"}
+	for _, ch := range hist.Changes {
+		if ch.Version != 2 {
+			continue
+		}
+		if ch.Old != olds[ch.Slot] || ch.New != nil || ch.SessionID != oldID {
+			t.Errorf("cleared %s: session %s, %v → %v, want session %s, %v → nil", ch.Slot, ch.SessionID, ch.Old, ch.New, oldID, olds[ch.Slot])
+		}
+	}
+	if len(hist.Turns) != 1 {
+		t.Errorf("history of the reset session holds %d turns, want 1 (a reset is not a turn)", len(hist.Turns))
+	}
+
+	// The next turn starts afresh.
+	next := h.send(Dispute, map[string]any{"operation_date": "вчера"})
+	if next.Session.ID == oldID {
+		t.Errorf("the turn after a reset went to the reset session %s", oldID)
+	}
+	if next.Session.Version != 1 || next.Session.Status != session.Active {
+		t.Errorf("the turn after a reset: v%d %s, want v1 active", next.Session.Version, next.Session.Status)
+	}
+	wantSlots(t, "the session after a reset", h.get(h.active()), map[string]any{"operation_date": "2026-08-22"})
+
+	// An ended session takes no reset, and the new one is untouched by it.
+	_, _, err = h.engine.Reset(h.ctx, h.byID(oldID), at)
+	wantErr(t, "Reset of a reset session", err, session.ErrNotActive)
+	if s := h.load(h.active()); s.ID != next.Session.ID || s.Version != 1 {
+		t.Errorf("active session after a refused reset: %s v%d, want %s v1", s.ID, s.Version, next.Session.ID)
+	}
+	if s := h.load(h.byID(oldID)); s.Version != 2 || s.Status != session.Reset {
+		t.Errorf("reset session after a refused reset: %s v%d, want reset v2", s.Status, s.Version)
+	}
+}
+
+func testTopicChange(t *testing.T, h *harness) {
+	firstReq := h.req(Dispute, map[string]any{"card_last4": "4417", "amount": "1 200 ₽"})
+	first := h.do(firstReq)
+	oldID := first.Session.ID
+	at := Now.Add(2 * time.Minute)
+
+	r := h.req(Flights, map[string]any{"from": "mad", "to": "KBP"})
+	r.Now = at
+	next := h.do(r)
+	if next.Session.ID == oldID {
+		t.Fatalf("a turn with another tool went to the %s session %s", Dispute, oldID)
+	}
+	if next.Session.Tool != Flights || next.Session.Version != 1 || next.Session.Status != session.Active {
+		t.Errorf("new session: %s v%d %s, want %s v1 active", next.Session.Tool, next.Session.Version, next.Session.Status, Flights)
+	}
+	wantSlots(t, "new session", h.get(h.active()), map[string]any{"from": "MAD", "to": "KBP"})
+
+	old := h.get(h.byID(oldID))
+	if old.Status != session.Abandoned || !old.EndedAt.Equal(at) {
+		t.Errorf("old session: %s ended %v, want abandoned ended %v", old.Status, old.EndedAt, at)
+	}
+	if _, leaked := old.State.Slots["from"]; old.Tool != Dispute || leaked {
+		t.Errorf("abandoned session: %s with slots %s, want %s untouched by the new tool's turn", old.Tool, js(old.State.Slots), Dispute)
+	}
+	if s := h.get(h.active()); s.ID != next.Session.ID {
+		t.Errorf("active session = %s, want the new %s", s.ID, next.Session.ID)
+	}
+	if n := len(h.history(h.byID(oldID)).Turns); n != 1 {
+		t.Errorf("abandoned session's history holds %d turns, want 1", n)
+	}
+
+	// A late retry of the first turn is a replay, not a change of topic back.
+	again := h.do(firstReq)
+	if !again.Replayed {
+		t.Errorf("late retry of the first turn: Replayed = false, want true")
+	}
+	if s := h.load(h.active()); s.ID != next.Session.ID || s.Tool != Flights || s.Version != 1 {
+		t.Errorf("active session after a late retry: %s %s v%d, want %s %s v1", s.ID, s.Tool, s.Version, next.Session.ID, Flights)
+	}
+	if s := h.load(h.byID(oldID)); s.Status != session.Abandoned {
+		t.Errorf("old session after a late retry: %s, want abandoned", s.Status)
+	}
+}
+
+func testEmptyNeverErases(t *testing.T, h *harness) {
+	h.send(Dispute, disputeArgs())
+	want := disputeSlots()
+	slots := []string{"card_last4", "operation_date", "amount", "reason", "original_operation_id"}
+	var ignored []string
+	for _, s := range slots {
+		ignored = append(ignored, s+":IGNORED_NULL")
+	}
+	empties := []struct {
+		name  string
+		value any
+	}{
+		{"null", nil},
+		{"empty string", ""},
+		{"spaces", "   "},
+		{"newline and tab", "\n\t"},
+		{"no-break space", "\u00a0"},
+		{"zero-width space", "\u200b"},
+	}
+	for i, e := range empties {
+		args := map[string]any{}
+		for _, s := range slots {
+			args[s] = e.value
+		}
+		res := h.send(Dispute, args)
+		wantList(t, e.name+": changes", decisions(res.Changes), ignored)
+		if js(res.Session.Slots) != js(want) {
+			t.Errorf("%s: view slots = %s, want %s", e.name, js(res.Session.Slots), js(want))
+		}
+		s := h.load(h.active())
+		wantSlots(t, e.name+": stored", s, want)
+		if s.Version != int64(i+2) {
+			t.Errorf("%s: version = %d, want %d", e.name, s.Version, i+2)
+		}
+	}
+	hist := h.history(h.active())
+	for _, ch := range hist.Changes {
+		if ch.Version > 1 && (ch.Decision != merge.IgnoredNull || ch.New != nil) {
+			t.Errorf("history: %s %s → %v at version %d, want IGNORED_NULL with no new value", ch.Slot, ch.Decision, ch.New, ch.Version)
+		}
+	}
+}
+
+func testRejectedNotStored(t *testing.T, h *harness) {
+	h.send(Dispute, map[string]any{"card_last4": "4417", "amount": "1 200 ₽"})
+	res := h.send(Dispute, map[string]any{
+		"card_last4": "12",
+		"amount":     "много",
+		"reason":     "потому что",
+		"merchant":   "ООО Ромашка",
+	})
+	wantList(t, "changes", decisions(res.Changes), []string{"card_last4:REJECTED", "amount:REJECTED", "reason:REJECTED", "merchant:REJECTED"})
+	if res.Problem == nil {
+		t.Fatalf("refused values: no problem in the response")
+	}
+	pointers := map[string]bool{}
+	for _, fe := range res.Problem.Errors {
+		pointers[fe.Pointer] = true
+	}
+	for _, p := range []string{"/card_last4", "/amount", "/reason", "/merchant"} {
+		if !pointers[p] {
+			t.Errorf("problem errors %s lack %s", js(res.Problem.Errors), p)
+		}
+	}
+	want := map[string]any{"card_last4": "4417", "amount": "1200.00"}
+	wantSlots(t, "view", &session.Session{State: merge.State{Slots: res.Session.Slots}}, want)
+	s := h.load(h.active())
+	wantSlots(t, "stored", s, want)
+	wantPending(t, "stored", s, nil)
+	hist := h.history(h.active())
+	wantList(t, "history of the refused turn", recorded(hist, 2), []string{"card_last4:REJECTED", "amount:REJECTED", "reason:REJECTED", "merchant:REJECTED"})
+
+	// A refused value on a new session is not stored either.
+	r := h.req(Flights, map[string]any{"from": "Madrid", "to": "kbp"})
+	r.ConversationID = "conv-flight"
+	fl := h.do(r)
+	wantList(t, "flight changes", decisions(fl.Changes), []string{"from:REJECTED", "to:FILLED"})
+	wantSlots(t, "new session with a refused value", h.load(session.Lookup{Tenant: h.tenant, ConversationID: "conv-flight"}), map[string]any{"to": "KBP"})
+}
+
+func testHistoryOrder(t *testing.T, h *harness) {
+	// turn_ids that do not sort in the order they were sent
+	turns := []struct {
+		id   string
+		args map[string]any
+	}{
+		{"t-zulu", map[string]any{"card_last4": "4417"}},
+		{"t-alpha", map[string]any{"amount": "1 200 ₽", "operation_date": "вчера"}},
+		{"t-mike", map[string]any{"amount": "1 340 ₽"}},
+		{"t-bravo", map[string]any{"reason": "fraud", "card_last4": nil}},
+	}
+	var results []*session.Result
+	for i, tt := range turns {
+		r := h.req(Dispute, tt.args)
+		r.TurnID = tt.id
+		r.Now = Now.Add(time.Duration(i) * time.Minute)
+		results = append(results, h.do(r))
+	}
+	id := results[0].Session.ID
+	for name, l := range map[string]session.Lookup{"by conversation": h.active(), "by id": h.byID(id)} {
+		hist := h.history(l)
+		if len(hist.Turns) != len(turns) {
+			t.Fatalf("%s: history holds %d turns, want %d", name, len(hist.Turns), len(turns))
+		}
+		for i, tr := range hist.Turns {
+			res := results[i]
+			if tr.ID != turns[i].id || tr.Version != int64(i+1) || tr.SessionID != id {
+				t.Errorf("%s: turn %d is %s v%d of %s, want %s v%d of %s", name, i, tr.ID, tr.Version, tr.SessionID, turns[i].id, i+1, id)
+			}
+			if tr.Action != string(res.Action) {
+				t.Errorf("%s: turn %s action = %s, want %s", name, tr.ID, tr.Action, res.Action)
+			}
+			if at := Now.Add(time.Duration(i) * time.Minute); !tr.At.Equal(at) {
+				t.Errorf("%s: turn %s at %v, want %v", name, tr.ID, tr.At, at)
+			}
+			if !sameJSON(tr.Response, []byte(js(res))) {
+				t.Errorf("%s: turn %s response = %s, want %s", name, tr.ID, tr.Response, js(res))
+			}
+			wantList(t, fmt.Sprintf("%s: history of version %d", name, i+1), recorded(hist, int64(i+1)), decisions(res.Changes))
+		}
+		for i, ch := range hist.Changes {
+			if i > 0 && ch.Version < hist.Changes[i-1].Version {
+				t.Errorf("%s: change %d (version %d) after version %d: want oldest first", name, i, ch.Version, hist.Changes[i-1].Version)
+			}
+			if ch.Version < 1 || ch.Version > int64(len(turns)) || ch.TurnID != turns[ch.Version-1].id {
+				t.Errorf("%s: change of %s at version %d names turn %q", name, ch.Slot, ch.Version, ch.TurnID)
+			}
+		}
+	}
+}
+
+// cardNumber is 16 digits, perhaps grouped by spaces or dashes.
+var cardNumber = regexp.MustCompile(`\d(?:[ \-\x{00A0}]?\d){15}`)
+
+func testRequestRedacted(t *testing.T, h *harness) {
+	cases := []struct {
+		name string
+		args map[string]any
+	}{
+		{"operation id with spaces", map[string]any{"original_operation_id": "4276 1234 5678 4417", "reason": "списали дважды"}},
+		{"operation id with dashes", map[string]any{"original_operation_id": "4276-1234-5678-4417"}},
+		{"card number inside text", map[string]any{"original_operation_id": "списание по карте 4276 1234 5678 4417 от 22.08"}},
+		{"card number as the last four", map[string]any{"card_last4": "4276123456784417"}},
+		{"card number as a JSON number", map[string]any{"card_last4": float64(4276123456784417)}},
+	}
+	for _, c := range cases {
+		h.send(Dispute, c.args)
+	}
+	hist := h.history(h.active())
+	if len(hist.Turns) != len(cases) {
+		t.Fatalf("history holds %d turns, want %d", len(hist.Turns), len(cases))
+	}
+	for i, tr := range hist.Turns {
+		c := cases[i]
+		req := string(tr.Request)
+		var decoded struct {
+			TurnID    string         `json:"turn_id"`
+			Arguments map[string]any `json:"arguments"`
+		}
+		if err := json.Unmarshal(tr.Request, &decoded); err != nil {
+			t.Errorf("%s: recorded request is not JSON: %v: %s", c.name, err, req)
+			continue
+		}
+		if decoded.TurnID != tr.ID || len(decoded.Arguments) != len(c.args) {
+			t.Errorf("%s: recorded request %s, want turn %s with %d arguments", c.name, req, tr.ID, len(c.args))
+		}
+		if m := cardNumber.FindString(req); m != "" || strings.Contains(req, "4276") {
+			t.Errorf("%s: recorded request carries the card number (%q): %s", c.name, m, req)
+		}
+		if !strings.Contains(req, "4417") {
+			t.Errorf("%s: recorded request lost the last four digits: %s", c.name, req)
+		}
+	}
+}
+
+func testInvalidRequest(t *testing.T, h *harness) {
+	cases := []struct {
+		name string
+		edit func(r *session.TurnRequest)
+	}{
+		{"unknown tool", func(r *session.TurnRequest) { r.Tool = "bank.close_account" }},
+		{"no turn_id", func(r *session.TurnRequest) { r.TurnID = "" }},
+		{"oversized argument", func(r *session.TurnRequest) { r.Arguments["reason"] = strings.Repeat("я", 3000) }},
+		{"unknown time zone", func(r *session.TurnRequest) { r.TimeZone = "Mars/Olympus_Mons" }},
+	}
+	for _, c := range cases {
+		r := h.req(Dispute, disputeArgs())
+		c.edit(&r)
+		if res, err := h.engine.Turn(h.ctx, r); err == nil {
+			t.Errorf("%s: Turn answered %s, want an error", c.name, js(res))
+		}
+		_, err := h.store.Session(h.ctx, h.active())
+		wantErr(t, c.name+": session after a refused request", err, session.ErrNotFound)
+	}
+}
