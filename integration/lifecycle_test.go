@@ -176,7 +176,7 @@ func TestSeedClosingSceneTimeoutThenAccepted(t *testing.T) {
 	// Accepted, with a raw answer full of other people's data.
 	raw, _ := structpb.NewValue(map[string]any{
 		"status": "accepted", "case_id": "DSP-7781", "review_deadline": "2026-09-22",
-		"customer": map[string]any{"name": "Иванов И.", "pan": "4276 1234 5678 4417"},
+		"customer":       map[string]any{"name": "Иванов И.", "pan": "4276 1234 5678 4417"},
 		"internal_score": 0.93,
 	})
 	out, err = inst.client.CompleteSession(ctx, &slotdv1.CompleteSessionRequest{

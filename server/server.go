@@ -20,8 +20,8 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/slotd/slotd/api"
-	"github.com/slotd/slotd/auth"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/auth"
 	"github.com/slotd/slotd/contract"
 	"github.com/slotd/slotd/migrations"
 	"github.com/slotd/slotd/session"
