@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	neturl "net/url"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -50,3 +51,31 @@ func assertTurnsInDB(t *testing.T, url, conversationID string, want int) {
 }
 
 func dbtestPool(t *testing.T, url string) *pgxpool.Pool { return dbtest.Connect(t, url) }
+
+func hostOf(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
+}
+
+func replaceHost(t *testing.T, raw, _, host string) string {
+	t.Helper()
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = host
+	return u.String()
+}
+
+func dbName(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Path[1:]
+}

@@ -23,6 +23,8 @@ const (
 	TypeUnavailable    = Base + "unavailable"
 	TypeConflict       = Base + "conflict"
 	TypeInternal       = Base + "internal"
+	TypeOverloaded     = Base + "overloaded"
+	TypeTooLong        = Base + "conversation-too-long"
 
 	TypeUnauthenticated  = Base + "unauthenticated"
 	TypePermissionDenied = Base + "permission-denied"
@@ -133,6 +135,18 @@ func Conflict(retryAfter int) *Error {
 		Title:             "The conversation is busy",
 		Status:            409,
 		Detail:            "Another turn of this conversation held it too long; retrying with the same turn_id is safe.",
+		Retryable:         true,
+		RetryAfterSeconds: retryAfter,
+	}}
+}
+
+// Overloaded sheds a call instead of queueing it without bound.
+func Overloaded(retryAfter int) *Error {
+	return &Error{Code: "ResourceExhausted", Problem: Problem{
+		Type:              TypeOverloaded,
+		Title:             "slotd is overloaded",
+		Status:            503,
+		Detail:            "The call was not started; retrying with the same turn_id is safe.",
 		Retryable:         true,
 		RetryAfterSeconds: retryAfter,
 	}}

@@ -56,8 +56,24 @@ type Config struct {
 	Retention time.Duration
 	// JanitorInterval is how often the janitor runs; 0 turns it off.
 	JanitorInterval time.Duration
+	// Limits bound each call; zero fields take api.DefaultLimits.
+	Limits api.Limits
 	// Clock is the server's clock; time.Now when nil.
 	Clock func() time.Time
+}
+
+// maxRecvMsgSize is the transport's own bound, above api.Limits'
+// MaxRequestBytes so that a large request gets slotd's problem, not the
+// transport's bare RESOURCE_EXHAUSTED.
+const maxRecvMsgSize = 16 << 20
+
+// Postgres settings of every connection, unless the URL sets them: no turn
+// waits on a lock or a statement without bound, and a connection left in a
+// transaction by a crashed peer is cut.
+var pgRuntimeParams = map[string]string{
+	"lock_timeout":                        "3s",
+	"statement_timeout":                   "5s",
+	"idle_in_transaction_session_timeout": "15s",
 }
 
 // Defaults fills the zero fields.
@@ -129,7 +145,14 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		if err != nil {
 			return nil, errors.New("SLOTD_DATABASE_URL is not a valid Postgres connection string")
 		}
-		pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
+		if pcfg.ConnConfig.ConnectTimeout == 0 || pcfg.ConnConfig.ConnectTimeout > 3*time.Second {
+			pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
+		}
+		for k, v := range pgRuntimeParams {
+			if _, set := pcfg.ConnConfig.RuntimeParams[k]; !set {
+				pcfg.ConnConfig.RuntimeParams[k] = v
+			}
+		}
 		if s.pool, err = pgxpool.NewWithConfig(context.Background(), pcfg); err != nil {
 			return nil, fmt.Errorf("postgres pool: %w", err)
 		}
@@ -146,9 +169,12 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	toStatus := func(ctx context.Context, err error) error { return api.Status(ctx, log, err) }
+	guard := api.NewGuard(cfg.Limits, log)
 	s.grpc = grpc.NewServer(
-		grpc.ChainUnaryInterceptor(keys.UnaryInterceptor(toStatus)),
-		grpc.ChainStreamInterceptor(keys.StreamInterceptor(toStatus)),
+		grpc.ForceServerCodecV2(api.Codec{}),
+		grpc.MaxRecvMsgSize(maxRecvMsgSize),
+		grpc.ChainUnaryInterceptor(guard.Recover(), keys.UnaryInterceptor(toStatus), guard.Limit()),
+		grpc.ChainStreamInterceptor(guard.RecoverStream(), keys.StreamInterceptor(toStatus)),
 	)
 	api.NewSlotService(s.engine, log).Register(s.grpc)
 	api.NewAdminService(s.engine, log, cfg.Clock).Register(s.grpc)

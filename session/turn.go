@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -111,6 +113,13 @@ const (
 	maxIDLength   = 256
 	maxArguments  = 64
 	maxTextLength = 4096
+	// maxValues bounds the JSON values in all arguments together, nested
+	// ones included; maxDepth bounds their nesting.
+	maxValues = 512
+	maxDepth  = 8
+	// MaxTurnsPerSession bounds a session's history: past it the session
+	// must be reset, so that no conversation grows without bound.
+	MaxTurnsPerSession = 1000
 )
 
 // Turn runs one turn, DESIGN §3 steps 2-6: lock the conversation's active
@@ -199,6 +208,13 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 		case staleAfter > 0 && idle >= staleAfter:
 			return e.resume(c, req, s, args, commit)
 		}
+	}
+	if s != nil && s.Version >= MaxTurnsPerSession {
+		return nil, nil, &problem.Error{Code: "FailedPrecondition", Problem: problem.Problem{
+			Type: problem.TypeTooLong, Title: "The session has too many turns", Status: 409,
+			Detail:              fmt.Sprintf("A session keeps at most %d turns; reset it (ResetSession) to go on.", MaxTurnsPerSession),
+			OwnerActionRequired: true,
+		}}
 	}
 	if s == nil {
 		s = &Session{
@@ -585,28 +601,79 @@ func (r *TurnRequest) validate() error {
 		return problem.InvalidRequest("tool", "required")
 	case r.TurnID == "":
 		return problem.InvalidRequest("turn_id", "required: one per logical turn, reused on retries")
-	case len(r.ConversationID) > maxIDLength || !utf8.ValidString(r.ConversationID):
-		return problem.InvalidRequest("conversation_id", fmt.Sprintf("at most %d bytes of UTF-8", maxIDLength))
-	case len(r.TurnID) > maxIDLength || !utf8.ValidString(r.TurnID):
-		return problem.InvalidRequest("turn_id", fmt.Sprintf("at most %d bytes of UTF-8", maxIDLength))
-	case len(r.Tool) > maxIDLength:
-		return problem.InvalidRequest("tool", fmt.Sprintf("at most %d bytes", maxIDLength))
+	case !validID(r.ConversationID):
+		return problem.InvalidRequest("conversation_id", fmt.Sprintf("at most %d bytes of UTF-8 without control characters", maxIDLength))
+	case !validID(r.TurnID):
+		return problem.InvalidRequest("turn_id", fmt.Sprintf("at most %d bytes of UTF-8 without control characters", maxIDLength))
+	case !validID(r.Tool):
+		return problem.InvalidRequest("tool", fmt.Sprintf("at most %d bytes of UTF-8 without control characters", maxIDLength))
+	case !validID(r.Locale) || !validID(r.TimeZone):
+		return problem.InvalidRequest("locale", "a BCP 47 tag such as ru, and an IANA zone such as Europe/Moscow")
 	case len(r.Arguments) > maxArguments:
 		return problem.InvalidRequest("arguments", fmt.Sprintf("at most %d arguments", maxArguments))
 	case len(r.Locale) > 35:
 		return problem.InvalidRequest("locale", "a BCP 47 tag such as ru or en-GB")
 	}
+	budget := maxValues
 	for k, v := range r.Arguments {
-		if s, ok := v.(string); ok && len(s) > maxTextLength {
-			return problem.InvalidRequest("arguments/"+k, fmt.Sprintf("at most %d bytes", maxTextLength))
+		if len(k) > maxIDLength || !utf8.ValidString(k) || strings.IndexByte(k, 0) >= 0 {
+			return problem.InvalidRequest("arguments", fmt.Sprintf("argument names are at most %d bytes of UTF-8", maxIDLength))
+		}
+		if err := checkValue("arguments/"+k, v, 1, &budget); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// checkValue bounds one argument: string length, nesting depth, and the
+// number of values all arguments may hold together.
+func checkValue(path string, v any, depth int, budget *int) error {
+	*budget--
+	if *budget < 0 {
+		return problem.InvalidRequest("arguments", fmt.Sprintf("at most %d values in all arguments together", maxValues))
+	}
+	if depth > maxDepth {
+		return problem.InvalidRequest(path, fmt.Sprintf("nested deeper than %d levels", maxDepth))
+	}
+	switch t := v.(type) {
+	case string:
+		if len(t) > maxTextLength {
+			return problem.InvalidRequest(path, fmt.Sprintf("at most %d bytes", maxTextLength))
+		}
+		if strings.IndexByte(t, 0) >= 0 {
+			return problem.InvalidRequest(path, "contains a NUL character")
+		}
+	case map[string]any:
+		for k, x := range t {
+			if len(k) > maxTextLength {
+				return problem.InvalidRequest(path, fmt.Sprintf("keys are at most %d bytes", maxTextLength))
+			}
+			if err := checkValue(path+"/"+k, x, depth+1, budget); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, x := range t {
+			if err := checkValue(fmt.Sprintf("%s/%d", path, i), x, depth+1, budget); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// validID accepts an identifier that Postgres text and logs can hold as is.
+func validID(s string) bool {
+	return len(s) <= maxIDLength && utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
+}
+
 func (l Lookup) validate() error {
 	if l.ConversationID == "" && l.SessionID == "" {
 		return problem.InvalidRequest("conversation_id", "conversation_id or session_id is required")
+	}
+	if !validID(l.ConversationID) {
+		return problem.InvalidRequest("conversation_id", fmt.Sprintf("at most %d bytes of UTF-8 without control characters", maxIDLength))
 	}
 	if l.SessionID != "" {
 		if _, err := uuid.Parse(l.SessionID); err != nil {
