@@ -1,0 +1,147 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/problem"
+	"github.com/slotd/slotd/session"
+)
+
+func TestStatusMapsEveryFailure(t *testing.T) {
+	t.Parallel()
+	expired, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	leaky := "postgres://slotd:hunter2@10.0.0.5:5432/slotd SQLSTATE 08006 at pgstore.go:120 card 4276123456784417"
+	for _, tc := range []struct {
+		name      string
+		ctx       context.Context
+		err       error
+		code      codes.Code
+		retryable bool
+		owner     bool
+		typ       string
+	}{
+		{"store unavailable", context.Background(), fmt.Errorf("%w: %s", session.ErrUnavailable, leaky), codes.Unavailable, true, false, problem.TypeUnavailable},
+		{"lock timeout", context.Background(), fmt.Errorf("%w (SQLSTATE 55P03): %s", session.ErrBusy, leaky), codes.Aborted, true, false, problem.TypeConflict},
+		{"deadline", expired, fmt.Errorf("%w: %w", session.ErrBusy, context.DeadlineExceeded), codes.DeadlineExceeded, true, false, problem.TypeUnavailable},
+		{"not found", context.Background(), fmt.Errorf("pgstore: %w", session.ErrNotFound), codes.NotFound, false, false, problem.TypeNotFound},
+		{"ended", context.Background(), session.ErrNotActive, codes.FailedPrecondition, false, false, problem.TypeConflict},
+		{"unknown tool", context.Background(), problem.UnknownTool("x", []string{"a", "b"}), codes.NotFound, false, true, problem.TypeUnknownTool},
+		{"bad request", context.Background(), problem.InvalidRequest("turn_id", "required"), codes.InvalidArgument, false, true, problem.TypeInvalidRequest},
+		{"overload", context.Background(), problem.Overloaded(1), codes.ResourceExhausted, true, false, problem.TypeOverloaded},
+		{"anything else", context.Background(), errors.New(leaky), codes.Internal, false, true, problem.TypeInternal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var logs bytes.Buffer
+			err := Status(tc.ctx, slog.New(slog.NewJSONHandler(&logs, nil)), tc.err)
+			st := status.Convert(err)
+			if st.Code() != tc.code {
+				t.Fatalf("code %v, want %v", st.Code(), tc.code)
+			}
+			p := problemIn(t, err)
+			if p.Retryable != tc.retryable || p.OwnerActionRequired != tc.owner || p.Type != tc.typ {
+				t.Errorf("problem %v: want retryable=%v owner=%v type=%s", p, tc.retryable, tc.owner, tc.typ)
+			}
+			if tc.retryable && tc.code != codes.DeadlineExceeded && p.RetryAfterSeconds <= 0 {
+				t.Errorf("a retryable problem without retry_after: %v", p)
+			}
+			text := st.Message() + p.Title + p.Detail
+			for _, e := range p.Errors {
+				text += e.Input + e.Message
+			}
+			for _, leak := range []string{"hunter2", "postgres://", "SQLSTATE", "pgstore.go", "4276123456784417", "10.0.0.5"} {
+				if strings.Contains(text, leak) {
+					t.Errorf("the answer leaks %q: %s", leak, text)
+				}
+			}
+			if tc.code == codes.Internal && !strings.Contains(logs.String(), "internal error") {
+				t.Errorf("an internal error is not logged")
+			}
+		})
+	}
+}
+
+// FuzzStatus: whatever the error text, the answer is a status with a problem
+// and never the text itself.
+func FuzzStatus(f *testing.F) {
+	f.Add("postgres://u:p@h/db", 0)
+	f.Add("SQLSTATE 40001 serialization failure", 1)
+	f.Add("4276 1234 5678 4417", 2)
+	f.Add("", 3)
+	f.Fuzz(func(t *testing.T, text string, kind int) {
+		var err error
+		switch kind % 4 {
+		case 0:
+			err = errors.New(text)
+		case 1:
+			err = fmt.Errorf("%w: %s", session.ErrUnavailable, text)
+		case 2:
+			err = fmt.Errorf("%w: %s", session.ErrBusy, text)
+		default:
+			err = problem.InvalidRequest("arguments", "bad")
+		}
+		st := status.Convert(Status(context.Background(), slog.New(slog.DiscardHandler), err))
+		if st.Code() == codes.OK || st.Code() == codes.Unknown {
+			t.Fatalf("code %v", st.Code())
+		}
+		var p *slotdv1.Problem
+		for _, d := range st.Details() {
+			p, _ = d.(*slotdv1.Problem)
+		}
+		if p == nil || p.Type == "" || p.Title == "" {
+			t.Fatalf("no problem: %v", st)
+		}
+		if len(text) > 8 && (strings.Contains(st.Message(), text) || strings.Contains(p.Detail, text)) {
+			t.Fatalf("the error text reached the client: %q", text)
+		}
+	})
+}
+
+// FuzzCodec: any bytes decode, or fail, without a panic; what decodes with
+// a repair is marked, and the marked request is valid UTF-8 throughout.
+func FuzzCodec(f *testing.F) {
+	good, _ := proto.Marshal(&slotdv1.TurnRequest{ConversationId: "c", Tool: "bank.open_dispute", TurnId: "t"})
+	f.Add(good)
+	bad := bytes.Replace(good, []byte("bank"), []byte{0xff, 0xfe, 0xfd, 0xfc}, 1)
+	f.Add(bad)
+	f.Add([]byte{0x0a, 0x02, 0xc3, 0x28})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var req slotdv1.TurnRequest
+		if err := (Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, &req); err != nil {
+			return
+		}
+		if _, err := proto.Marshal(&req); err != nil && invalidUTF8Field(&req) == "" {
+			t.Fatalf("decoded an unencodable request without marking it: %v", err)
+		}
+	})
+}
+
+func TestCodecMarksInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	good, _ := proto.Marshal(&slotdv1.TurnRequest{ConversationId: "c", Tool: "bank.open_dispute", TurnId: "t"})
+	var req slotdv1.TurnRequest
+	if err := (Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(good)}, &req); err != nil || invalidUTF8Field(&req) != "" {
+		t.Fatalf("a valid request: %v, marked %q", err, invalidUTF8Field(&req))
+	}
+	bad := bytes.Replace(good, []byte("bank"), []byte{0xff, 0xfe, 0xfd, 0xfc}, 1)
+	req.Reset()
+	if err := (Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(bad)}, &req); err != nil {
+		t.Fatal(err)
+	}
+	if got := invalidUTF8Field(&req); got != "tool" {
+		t.Errorf("marked field = %q, want tool", got)
+	}
+}

@@ -1,0 +1,194 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+)
+
+// syncBuffer is a log sink safe for concurrent handlers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// testService is a one-method service whose handler the test chooses.
+func testService(handler func(ctx context.Context) error) grpc.ServiceDesc {
+	return grpc.ServiceDesc{
+		ServiceName: "slotd.v1.SlotService", // shed like SlotService calls
+		HandlerType: (*any)(nil),
+		Methods: []grpc.MethodDesc{{
+			MethodName: "Poke",
+			Handler: func(srv any, ctx context.Context, dec func(any) error, icp grpc.UnaryServerInterceptor) (any, error) {
+				in := new(emptypb.Empty)
+				if err := dec(in); err != nil {
+					return nil, err
+				}
+				h := func(ctx context.Context, req any) (any, error) { return &emptypb.Empty{}, handler(ctx) }
+				return icp(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: "/slotd.v1.SlotService/Poke"}, h)
+			},
+		}},
+	}
+}
+
+func serveTest(t *testing.T, g *Guard, handler func(ctx context.Context) error) *grpc.ClientConn {
+	t.Helper()
+	srv := grpc.NewServer(grpc.ForceServerCodecV2(Codec{}), grpc.ChainUnaryInterceptor(g.Recover(), g.Limit()))
+	desc := testService(handler)
+	srv.RegisterService(&desc, struct{}{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func poke(ctx context.Context, conn *grpc.ClientConn, opts ...grpc.CallOption) error {
+	return conn.Invoke(ctx, "/slotd.v1.SlotService/Poke", &emptypb.Empty{}, &emptypb.Empty{}, opts...)
+}
+
+func problemIn(t *testing.T, err error) *slotdv1.Problem {
+	t.Helper()
+	for _, d := range status.Convert(err).Details() {
+		if p, ok := d.(*slotdv1.Problem); ok {
+			return p
+		}
+	}
+	t.Fatalf("no problem in %v", err)
+	return nil
+}
+
+func TestPanicBecomesInternalAndTheServerGoesOn(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	g := NewGuard(Limits{}, slog.New(slog.NewJSONHandler(&logs, nil)))
+	conn := serveTest(t, g, func(context.Context) error {
+		var m map[string]int
+		m["postgres://user:secret@db/slotd"]++ // a nil map: panics
+		return nil
+	})
+	for i := 0; i < 3; i++ {
+		var header metadata.MD
+		ctx := metadata.AppendToOutgoingContext(context.Background(), RequestIDHeader, "req-42")
+		err := poke(ctx, conn, grpc.Header(&header))
+		st := status.Convert(err)
+		if st.Code() != codes.Internal {
+			t.Fatalf("call %d: %v, want Internal", i, err)
+		}
+		p := problemIn(t, err)
+		if p.Detail != "" || len(p.Errors) != 0 || p.Type == "" {
+			t.Errorf("the client learns details of the panic: %v", p)
+		}
+		if strings.Contains(st.Message(), "nil map") || strings.Contains(st.Message(), "goroutine") {
+			t.Errorf("the status message leaks the panic: %q", st.Message())
+		}
+		if got := header.Get(RequestIDHeader); len(got) != 1 || got[0] != "req-42" {
+			t.Errorf("request id header = %v", got)
+		}
+	}
+	out := logs.String()
+	if !strings.Contains(out, "req-42") || !strings.Contains(out, "nil map") {
+		t.Errorf("the panic is not logged with its request id:\n%s", out)
+	}
+}
+
+func TestLoadIsShedNotQueued(t *testing.T) {
+	t.Parallel()
+	g := NewGuard(Limits{MaxInFlight: 2}, slog.New(slog.DiscardHandler))
+	release := make(chan struct{})
+	entered := make(chan struct{}, 2)
+	conn := serveTest(t, g, func(context.Context) error {
+		entered <- struct{}{}
+		<-release
+		return nil
+	})
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = poke(context.Background(), conn) }()
+	}
+	<-entered
+	<-entered
+	if g.InFlight() != 2 {
+		t.Errorf("in flight = %d, want 2", g.InFlight())
+	}
+	start := time.Now()
+	err := poke(context.Background(), conn)
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("third call: %v, want ResourceExhausted", err)
+	}
+	if time.Since(start) > time.Second {
+		t.Errorf("the shed call waited %v instead of failing at once", time.Since(start))
+	}
+	if p := problemIn(t, err); !p.Retryable || p.RetryAfterSeconds < 1 {
+		t.Errorf("shed problem = %v, want retryable with retry_after", p)
+	}
+	close(release)
+	wg.Wait()
+	if err := poke(context.Background(), conn); err != nil {
+		t.Errorf("after the load passed: %v", err)
+	}
+}
+
+func TestDefaultDeadlineBoundsACallWithoutOne(t *testing.T) {
+	t.Parallel()
+	g := NewGuard(Limits{DefaultDeadline: 100 * time.Millisecond}, slog.New(slog.DiscardHandler))
+	var got time.Duration
+	conn := serveTest(t, g, func(ctx context.Context) error {
+		d, ok := ctx.Deadline()
+		if !ok {
+			return errors.New("no deadline")
+		}
+		got = time.Until(d)
+		return nil
+	})
+	if err := poke(context.Background(), conn); err != nil {
+		t.Fatal(err)
+	}
+	if got <= 0 || got > 100*time.Millisecond {
+		t.Errorf("deadline in %v, want within 100ms", got)
+	}
+	// A client's own deadline is honoured as it is.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := poke(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	if got < time.Second {
+		t.Errorf("the client's 5s deadline was cut to %v", got)
+	}
+}
