@@ -221,7 +221,7 @@ func TestKilledBackendsLoseNoTurn(t *testing.T) {
 	var wg sync.WaitGroup
 	convs := make([]string, workers)
 	stop := make(chan struct{})
-	killed := 0
+	var killed atomic.Int64
 	go func() {
 		for {
 			select {
@@ -232,7 +232,7 @@ func TestKilledBackendsLoseNoTurn(t *testing.T) {
 			var n int
 			_ = admin.QueryRow(context.Background(),
 				`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, dbname).Scan(&n)
-			killed += n
+			killed.Add(int64(n))
 		}
 	}()
 	for i := range convs {
@@ -245,7 +245,10 @@ func TestKilledBackendsLoseNoTurn(t *testing.T) {
 	}
 	wg.Wait()
 	close(stop)
-	t.Logf("terminated %d backends; %d retryable failures", killed, failures.Load())
+	t.Logf("terminated %d backends; %d retryable failures", killed.Load(), failures.Load())
+	if killed.Load() == 0 {
+		t.Error("no backend was terminated: the test did not test anything")
+	}
 	assertExactlyOnce(t, url, convs, turns)
 }
 

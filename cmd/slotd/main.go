@@ -17,6 +17,7 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"serve":    serve,
 	"migrate":  migrate,
 	"sessions": sessions,
+	"script":   scriptCommand,
 }
 
 func main() {

@@ -1,0 +1,605 @@
+package script
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+)
+
+// check compares a response with what the step expects; seen holds the
+// responses of the steps played so far, by step number.
+func (e *expect) check(o *observed, seen map[int]*observed) []Mismatch {
+	var out []Mismatch
+	miss := func(field string, pos Pos, want, got string) {
+		out = append(out, Mismatch{Field: field, Pos: pos, Want: want, Got: got})
+	}
+
+	if e.err != nil {
+		switch {
+		case o.err == nil:
+			miss("error", e.err.pos, e.err.v.String(), "a response ("+o.describe()+")")
+		case o.err.Code() != e.err.v:
+			miss("error", e.err.pos, e.err.v.String(), o.err.Code().String()+": "+o.err.Message())
+		}
+	}
+	if o.err != nil {
+		// A failed call that was not expected is the step's error, reported
+		// once; one that was can be checked for its problem only.
+		if e.err != nil && e.problem != nil {
+			out = append(out, checkProblem(e.problem, o.problem)...)
+		}
+		return out
+	}
+
+	if e.action != nil && o.action != e.action.v {
+		miss("action", e.action.pos, short(e.action.v), short(o.action))
+	}
+	if e.ask != nil {
+		if e.action == nil && o.action != slotdv1.Action_ACTION_ASK {
+			miss("action (ask implies ASK)", e.ask.pos, "ASK", short(o.action))
+		}
+		if got := o.question.GetSlot(); got != e.ask.v {
+			miss("ask", e.ask.pos, quote(e.ask.v), orNothing(quote(got), "no question about a slot"))
+		}
+	}
+	if e.questionContains != nil {
+		text := o.question.GetText()
+		for _, s := range e.questionContains.v {
+			if !strings.Contains(text, s) {
+				miss("question_contains", e.questionContains.pos, "text containing "+quote(s), orNothing(quote(text), "no question"))
+			}
+		}
+	}
+	if e.allowed != nil {
+		checkList(&out, "allowed", e.allowed, o.question.GetAllowedValues())
+	}
+	if e.slots != nil {
+		out = append(out, checkMap("slots", e.slots, o.session.GetSlots())...)
+	}
+	if e.missing != nil {
+		checkList(&out, "missing", e.missing, o.session.GetMissing())
+	}
+	if e.changes != nil {
+		out = append(out, checkChanges(e.changes, o.changes)...)
+	}
+	if e.arguments != nil {
+		out = append(out, checkMap("arguments", e.arguments, o.arguments)...)
+	}
+	if e.output != nil {
+		out = append(out, checkMap("output", e.output, o.output)...)
+	}
+	if e.problem != nil {
+		out = append(out, checkProblem(e.problem, o.problem)...)
+	}
+	if e.replayed != nil && o.replayed != e.replayed.v {
+		want, got := "a replayed response (header slotd-replayed: true)", "a fresh response"
+		if !e.replayed.v {
+			want, got = got, want
+		}
+		miss("replayed", e.replayed.pos, want, got)
+	}
+	if e.status != nil && o.session.GetStatus() != e.status.v {
+		miss("status", e.status.pos, short(e.status.v), short(o.session.GetStatus()))
+	}
+	if e.version != nil && o.session.GetVersion() != e.version.v {
+		miss("version", e.version.pos, fmt.Sprint(e.version.v), fmt.Sprint(o.session.GetVersion()))
+	}
+	if k := e.idempotencyKey; k != nil {
+		switch {
+		case k.present != nil && *k.present && o.key == "":
+			miss("idempotency_key", k.pos, "a key", "none")
+		case k.present != nil && !*k.present && o.key != "":
+			miss("idempotency_key", k.pos, "none", quote(o.key))
+		case k.sameAs > 0:
+			prior := seen[k.sameAs]
+			switch {
+			case prior == nil || prior.key == "":
+				miss("idempotency_key", k.pos, fmt.Sprintf("the key of step %d", k.sameAs), fmt.Sprintf("step %d had no key", k.sameAs))
+			case prior.key != o.key:
+				miss("idempotency_key", k.pos, fmt.Sprintf("%s (the key of step %d)", quote(prior.key), k.sameAs), orNothing(quote(o.key), "none"))
+			}
+		}
+	}
+	return out
+}
+
+func checkList(out *[]Mismatch, field string, w *want[[]string], got []string) {
+	if slices.Equal(w.v, got) {
+		return
+	}
+	m := Mismatch{Field: field, Pos: w.pos, Want: show(w.v), Got: show(nonNil(got))}
+	var lacking, extra []string
+	for _, s := range w.v {
+		if !slices.Contains(got, s) {
+			lacking = append(lacking, s)
+		}
+	}
+	for _, s := range got {
+		if !slices.Contains(w.v, s) {
+			extra = append(extra, s)
+		}
+	}
+	var notes []string
+	if len(lacking) > 0 {
+		notes = append(notes, "lacks "+strings.Join(lacking, ", "))
+	}
+	if len(extra) > 0 {
+		notes = append(notes, "has also "+strings.Join(extra, ", "))
+	}
+	if len(notes) == 0 {
+		notes = append(notes, "same values in another order")
+	}
+	m.Got += " (" + strings.Join(notes, "; ") + ")"
+	*out = append(*out, m)
+}
+
+// checkMap matches an object: each listed key has the value (null: the key
+// is absent or null); exact also refuses keys not listed.
+func checkMap(field string, w *mapWant, got *structpb.Struct) []Mismatch {
+	var out []Mismatch
+	if w.none {
+		if got != nil {
+			out = append(out, Mismatch{Field: field, Pos: w.pos, Want: "none", Got: show(got.AsMap())})
+		}
+		return out
+	}
+	if got == nil && len(w.entries) > 0 && field != "slots" {
+		return append(out, Mismatch{Field: field, Pos: w.pos, Want: show(w.object()), Got: "none"})
+	}
+	actual := got.AsMap()
+	listed := map[string]bool{}
+	for _, en := range w.entries {
+		listed[en.key] = true
+		g, ok := actual[en.key]
+		name := field + "." + en.key
+		switch {
+		case en.value == nil:
+			if ok && g != nil {
+				out = append(out, Mismatch{Field: name, Pos: en.pos, Want: "nothing (not set)", Got: show(g)})
+			}
+		case !ok:
+			out = append(out, Mismatch{Field: name, Pos: en.pos, Want: show(en.value), Got: "nothing (not set)"})
+		case !reflect.DeepEqual(en.value, g):
+			out = append(out, Mismatch{Field: name, Pos: en.pos, Want: show(en.value), Got: show(g) + typeNote(en.value, g)})
+		}
+	}
+	if w.exact {
+		var extra []string
+		for k := range actual {
+			if !listed[k] {
+				extra = append(extra, k)
+			}
+		}
+		sort.Strings(extra)
+		for _, k := range extra {
+			out = append(out, Mismatch{Field: field + "." + k, Pos: w.pos, Want: "nothing (exact: not listed)", Got: show(actual[k])})
+		}
+	}
+	return out
+}
+
+func (w *mapWant) object() map[string]any {
+	m := make(map[string]any, len(w.entries))
+	for _, en := range w.entries {
+		m[en.key] = en.value
+	}
+	return m
+}
+
+// typeNote explains a difference that the rendering alone may hide.
+func typeNote(want, got any) string {
+	tw, tg := jsonType(want), jsonType(got)
+	if tw == tg {
+		return ""
+	}
+	note := fmt.Sprintf(" (expected %s, got %s", tw, tg)
+	if tg == "text" {
+		note += `: quote the value in the script, e.g. "1200.50"`
+	}
+	return note + ")"
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "text"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func checkChanges(w *changesWant, actual []*slotdv1.Change) []Mismatch {
+	var out []Mismatch
+	used := make([]bool, len(actual))
+	for _, item := range w.items {
+		name := "changes[" + item.slot + "]"
+		var candidates []int
+		for i, ch := range actual {
+			if !used[i] && ch.Slot == item.slot {
+				candidates = append(candidates, i)
+			}
+		}
+		if len(candidates) == 0 {
+			out = append(out, Mismatch{Field: name, Pos: item.pos, Want: "a change of " + item.slot + item.describe(), Got: "none; " + describeChanges(actual)})
+			continue
+		}
+		best, bestDiff := candidates[0], item.diff(name, actual[candidates[0]])
+		for _, i := range candidates[1:] {
+			if len(bestDiff) == 0 {
+				break
+			}
+			if d := item.diff(name, actual[i]); len(d) < len(bestDiff) {
+				best, bestDiff = i, d
+			}
+		}
+		used[best] = true
+		out = append(out, bestDiff...)
+	}
+	if w.exact {
+		for i, ch := range actual {
+			if !used[i] {
+				out = append(out, Mismatch{Field: "changes[" + ch.Slot + "]", Pos: w.pos, Want: "no such change (exact: not listed)", Got: describeChange(ch)})
+			}
+		}
+	}
+	return out
+}
+
+func (c *changeWant) describe() string {
+	var parts []string
+	if c.decision != nil {
+		parts = append(parts, short(c.decision.v))
+	}
+	if c.old != nil {
+		parts = append(parts, "old "+show(c.old.v))
+	}
+	if c.new != nil {
+		parts = append(parts, "new "+show(c.new.v))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func (c *changeWant) diff(name string, ch *slotdv1.Change) []Mismatch {
+	var out []Mismatch
+	if c.decision != nil && ch.Decision != c.decision.v {
+		out = append(out, Mismatch{Field: name + ".decision", Pos: c.decision.pos, Want: short(c.decision.v), Got: short(ch.Decision)})
+	}
+	for _, side := range []struct {
+		field string
+		w     *want[any]
+		got   *structpb.Value
+	}{{"old", c.old, ch.Old}, {"new", c.new, ch.New}} {
+		if side.w == nil {
+			continue
+		}
+		var g any
+		if side.got != nil {
+			g = side.got.AsInterface()
+		}
+		if !reflect.DeepEqual(side.w.v, g) {
+			out = append(out, Mismatch{Field: name + "." + side.field, Pos: side.w.pos, Want: showNull(side.w.v), Got: showNull(g) + typeNote(side.w.v, g)})
+		}
+	}
+	if c.messageContains != nil && !strings.Contains(ch.Message, c.messageContains.v) {
+		out = append(out, Mismatch{Field: name + ".message_contains", Pos: c.messageContains.pos, Want: "text containing " + quote(c.messageContains.v), Got: orNothing(quote(ch.Message), "no message")})
+	}
+	return out
+}
+
+func checkProblem(w *problemWant, p *slotdv1.Problem) []Mismatch {
+	var out []Mismatch
+	miss := func(field string, pos Pos, want, got string) {
+		out = append(out, Mismatch{Field: field, Pos: pos, Want: want, Got: got})
+	}
+	if w.none {
+		if p != nil {
+			miss("problem", w.pos, "none", describeProblem(p))
+		}
+		return out
+	}
+	if p == nil {
+		miss("problem", w.pos, "a problem", "none")
+		return out
+	}
+	if w.typ != nil && p.Type != w.typ.v {
+		miss("problem.type", w.typ.pos, w.typ.v, orNothing(p.Type, "no type"))
+	}
+	if w.title != nil && p.Title != w.title.v {
+		miss("problem.title", w.title.pos, quote(w.title.v), quote(p.Title))
+	}
+	if w.status != nil && p.Status != w.status.v {
+		miss("problem.status", w.status.pos, fmt.Sprint(w.status.v), fmt.Sprint(p.Status))
+	}
+	if w.detailContains != nil && !strings.Contains(p.Detail, w.detailContains.v) {
+		miss("problem.detail_contains", w.detailContains.pos, "text containing "+quote(w.detailContains.v), orNothing(quote(p.Detail), "no detail"))
+	}
+	if w.retryable != nil && p.Retryable != w.retryable.v {
+		miss("problem.retryable", w.retryable.pos, fmt.Sprint(w.retryable.v), fmt.Sprint(p.Retryable))
+	}
+	byPointer := map[string]*slotdv1.FieldError{}
+	var pointers []string
+	for _, fe := range p.Errors {
+		if _, dup := byPointer[fe.Pointer]; !dup {
+			byPointer[fe.Pointer] = fe
+		}
+		pointers = append(pointers, fe.Pointer)
+	}
+	atPointers := "errors at " + show(nonNil(pointers))
+	if w.pointers != nil {
+		for _, ptr := range w.pointers.v {
+			if byPointer[ptr] == nil {
+				miss("problem.pointer", w.pointers.pos, "an error at "+ptr, atPointers)
+			}
+		}
+	}
+	for _, fw := range w.errors {
+		name := "problem.errors[" + fw.pointer + "]"
+		fe := byPointer[fw.pointer]
+		if fe == nil {
+			miss(name, fw.pos, "an error at "+fw.pointer, atPointers)
+			continue
+		}
+		if fw.input != nil && fe.Input != fw.input.v {
+			miss(name+".input", fw.input.pos, quote(fw.input.v), quote(fe.Input))
+		}
+		if fw.inputContains != nil && !strings.Contains(fe.Input, fw.inputContains.v) {
+			miss(name+".input_contains", fw.inputContains.pos, "text containing "+quote(fw.inputContains.v), quote(fe.Input))
+		}
+		if fw.allowed != nil {
+			checkList(&out, name+".allowed", fw.allowed, fe.AllowedValues)
+		}
+		if fw.formatContains != nil && !strings.Contains(fe.Format, fw.formatContains.v) {
+			miss(name+".format_contains", fw.formatContains.pos, "text containing "+quote(fw.formatContains.v), orNothing(quote(fe.Format), "no format"))
+		}
+	}
+	return out
+}
+
+// describe says briefly what a response holds, to show beside a mismatch.
+func (o *observed) describe() string {
+	if o.err != nil {
+		s := "error " + o.err.Code().String() + ": " + o.err.Message()
+		if o.problem != nil {
+			s += "; problem " + describeProblem(o.problem)
+		}
+		return s
+	}
+	if o.kind == kindReset {
+		return "session " + short(o.session.GetStatus())
+	}
+	a := short(o.action)
+	if q := o.question; q != nil {
+		if q.Slot != "" {
+			a += " " + q.Slot
+		}
+		if q.Text != "" {
+			a += " " + quote(q.Text)
+		}
+	}
+	return a
+}
+
+// details are the lines shown under a failed step: what the response held.
+func (o *observed) details() []string {
+	if o.err != nil {
+		return []string{o.describe()}
+	}
+	var out []string
+	if o.kind != kindReset {
+		line := o.describe()
+		if q := o.question; q != nil && len(q.AllowedValues) > 0 {
+			line += " allowed " + show(q.AllowedValues)
+		}
+		out = append(out, line)
+	}
+	if o.replayed {
+		out = append(out, "replayed (header slotd-replayed: true)")
+	}
+	if s := o.session; s != nil {
+		line := "session " + short(s.Status) + fmt.Sprintf(" v%d", s.Version) + " slots " + show(s.GetSlots().AsMap())
+		if len(s.Missing) > 0 {
+			line += " missing " + show(s.Missing)
+		}
+		out = append(out, line)
+		for _, p := range s.Pending {
+			out = append(out, "pending "+p.Slot+" "+showValue(p.Old)+" → "+showValue(p.New))
+		}
+	}
+	if len(o.changes) > 0 {
+		out = append(out, "changes: "+describeChanges(o.changes))
+	}
+	if o.arguments != nil {
+		out = append(out, "arguments "+show(o.arguments.AsMap()))
+	}
+	if o.key != "" {
+		out = append(out, "idempotency_key "+o.key)
+	}
+	if o.output != nil {
+		out = append(out, "output "+show(o.output.AsMap()))
+	}
+	if o.problem != nil {
+		out = append(out, "problem "+describeProblem(o.problem))
+	}
+	return out
+}
+
+func describeChanges(chs []*slotdv1.Change) string {
+	if len(chs) == 0 {
+		return "no changes"
+	}
+	parts := make([]string, len(chs))
+	for i, ch := range chs {
+		parts[i] = describeChange(ch)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func describeChange(ch *slotdv1.Change) string {
+	s := ch.Slot + " " + short(ch.Decision)
+	switch {
+	case ch.Old != nil && ch.New != nil:
+		s += " " + showValue(ch.Old) + " → " + showValue(ch.New)
+	case ch.New != nil:
+		s += " " + showValue(ch.New)
+	case ch.Old != nil:
+		s += " (was " + showValue(ch.Old) + ")"
+	}
+	return s
+}
+
+func describeProblem(p *slotdv1.Problem) string {
+	s := strings.TrimPrefix(p.Type, ProblemTypeBase)
+	if p.Title != "" {
+		s += " " + quote(p.Title)
+	}
+	for _, fe := range p.Errors {
+		s += "; " + fe.Pointer
+		if fe.Input != "" {
+			s += " input " + fe.Input
+		}
+		if len(fe.AllowedValues) > 0 {
+			s += " allowed " + show(fe.AllowedValues)
+		}
+		if fe.Format != "" {
+			s += " format " + quote(fe.Format)
+		}
+	}
+	if p.Retryable {
+		s += "; retryable"
+	}
+	return s
+}
+
+// short names an enum value the way scripts write it, in capitals: ASK,
+// OVERWRITTEN, ACTIVE.
+func short(v fmt.Stringer) string {
+	s := v.String()
+	for _, p := range []string{"ACTION_", "DECISION_", "SESSION_STATUS_", "FAILURE_KIND_"} {
+		s = strings.TrimPrefix(s, p)
+	}
+	return s
+}
+
+// show renders a value as compact JSON with keys sorted; in text,
+// invisible characters are escaped (\u200b, \u00a0) so that a diff never
+// shows two equal-looking values.
+func show(v any) string {
+	var b strings.Builder
+	writeValue(&b, v)
+	return b.String()
+}
+
+func writeValue(b *strings.Builder, v any) {
+	switch t := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case string:
+		b.WriteString(quoteText(t))
+	case map[string]any:
+		b.WriteByte('{')
+		for i, k := range sortedKeys(t) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(quoteText(k) + ":")
+			writeValue(b, t[k])
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, x := range t {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeValue(b, x)
+		}
+		b.WriteByte(']')
+	case []string:
+		writeValue(b, toAny(t))
+	default:
+		out, err := json.Marshal(v)
+		if err != nil {
+			fmt.Fprint(b, v)
+			return
+		}
+		b.Write(out)
+	}
+}
+
+// quoteText quotes like JSON, but keeps printable non-ASCII text as it is
+// and escapes what cannot be seen (no-break and zero-width spaces).
+func quoteText(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == ' ' || (unicode.IsPrint(r) && r != '\u00a0'):
+			b.WriteRune(r)
+		case r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func showNull(v any) string {
+	if v == nil {
+		return "nothing (null)"
+	}
+	return show(v)
+}
+
+func showValue(v *structpb.Value) string {
+	if v == nil {
+		return "null"
+	}
+	return show(v.AsInterface())
+}
+
+func quote(s string) string { return show(s) }
+
+func orNothing(s, nothing string) string {
+	if s == "" || s == `""` {
+		return nothing
+	}
+	return s
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
