@@ -4,15 +4,26 @@ GO      ?= go
 BIN     := $(CURDIR)/.bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: run test check proto proto-check tools build
+.PHONY: run test check proto proto-check tools build node
 
 ## run: start slotd on 127.0.0.1:50051 with the shipped contracts, on a Postgres it finds or starts
 run:
 	./scripts/with-postgres.sh $(GO) run ./cmd/slotd serve
 
-## test: gofmt, go vet, generated-code drift, and every test with the race detector on real Postgres
-test: check proto-check
+## test: gofmt, go vet, generated-code drift, every test with the race detector on real Postgres, and a short fuzz run
+test: check proto-check node
 	./scripts/with-postgres.sh $(GO) test -race -count=1 ./...
+	$(MAKE) fuzz FUZZTIME=3s
+
+## fuzz: run every fuzz target for FUZZTIME each (seed corpora live in testdata/fuzz)
+FUZZTIME ?= 30s
+FUZZ_TARGETS := ./session:FuzzTurn ./api:FuzzStatus ./api:FuzzCodec
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	done
 
 ## check: gofmt and go vet
 check:
@@ -20,16 +31,29 @@ check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+## node: node and npm, which the test of examples/node needs; installed with apt-get when missing
+node:
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+		if [ "$$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+			echo "node and npm are needed (examples/node is tested): install nodejs and npm"; exit 1; fi; \
+		echo "installing nodejs and npm with apt-get"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
+	fi
+
 build:
 	$(GO) build -o $(BIN)/slotd ./cmd/slotd
 
 ## tools: the pinned code generators (tools/go.mod), built into .bin
-tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc
-$(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc: tools/go.mod tools/go.sum
+TOOLS := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-grpc-gateway $(BIN)/protoc-gen-openapiv2
+tools: $(TOOLS)
+$(TOOLS) &: tools/go.mod tools/go.sum
 	cd tools && $(GO) build -o $(BIN)/ github.com/bufbuild/buf/cmd/buf \
-		google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
+		google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc \
+		github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
+		github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 
-## proto: regenerate the committed Go code from api/proto
+## proto: regenerate the committed Go code, the HTTP gateway and api/openapi/slotd.swagger.json from api/proto (+ api/gateway.yaml)
 proto: tools
 	$(BIN)/buf lint
 	$(BIN)/buf generate
@@ -39,7 +63,12 @@ proto-check: tools
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	$(BIN)/buf lint && \
 	$(BIN)/buf generate --output $$tmp && \
-	for f in $$(cd $$tmp && find . -name '*.go'); do \
+	for f in $$(cd $$tmp && find . -name '*.go' -o -name '*.swagger.json'); do \
 		cmp -s $$tmp/$$f $$f || { echo "generated code is stale: $$f (run make proto)"; exit 1; }; \
 	done; \
 	echo "generated code is up to date"
+
+## snapshots: rewrite contracts/snapshots from the current provider exports (review the diff, then commit it)
+.PHONY: snapshots
+snapshots:
+	$(GO) test ./contract/ -run '^TestExportSnapshots$$' -count=1 -update

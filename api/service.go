@@ -180,6 +180,12 @@ func sessionMessage(v session.View) (*slotdv1.Session, error) {
 	if !v.EndedAt.IsZero() {
 		out.EndedAt = timestamppb.New(v.EndedAt)
 	}
+	if len(v.Attempts) > 0 {
+		out.Attempts = make(map[string]int32, len(v.Attempts))
+		for k, n := range v.Attempts {
+			out.Attempts[k] = int32(n)
+		}
+	}
 	for _, p := range v.Pending {
 		pc := &slotdv1.PendingChange{Slot: p.Slot}
 		if pc.Old, err = value(p.Old); err != nil {

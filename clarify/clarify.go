@@ -79,7 +79,7 @@ func Decide(in Input) Step {
 		return Step{Action: Ask, Question: in.ask(in.Report.Missing[0])}
 	}
 	if len(in.Report.Violations) > 0 {
-		step := Step{Action: Repair, Violations: in.Report.Violations}
+		step := Step{Action: Repair, Violations: in.Report.ViolationsIn(in.Locale)}
 		for _, v := range in.Report.Violations {
 			if slot := slotOf(v.Pointer); c.Property(slot) != nil {
 				step.Question = in.ask(slot)
@@ -108,17 +108,18 @@ func (in Input) ask(slot string) *Question {
 	return &Question{
 		Slot:    slot,
 		Text:    in.fill(text, map[string]any{"label": p.Label(in.Locale, c.DefaultLocale)}),
-		Allowed: p.Enum,
-		Format:  formatOf(p),
+		Allowed: p.AllowedValues(),
+		Format:  formatOf(p, in.Locale),
 	}
 }
 
-func formatOf(p *contract.Property) string {
+// formatOf is the expected form of a slot without an enum (an enum's
+// allowed values say it all).
+func formatOf(p *contract.Property, locale string) string {
 	if len(p.Enum) > 0 {
 		return ""
 	}
-	fe := contract.Expected(p)
-	return fe
+	return contract.ExpectedIn(p, locale)
 }
 
 func (in Input) reconfirm(slot string) *Question {
@@ -180,6 +181,27 @@ func FailureText(c *contract.Contract, locale string, retryable bool, after int)
 		return strings.ReplaceAll(phrase(locale, c.DefaultLocale, "failed_retry"), "{seconds}", fmt.Sprint(after))
 	}
 	return phrase(locale, c.DefaultLocale, "failed_handoff")
+}
+
+// HandoffText tells the user a person takes over, with what is known and
+// what could not be had.
+func HandoffText(in Input, slot string) string {
+	c := in.Contract
+	var parts []string
+	for _, p := range c.Properties {
+		if v, ok := in.State.Slots[p.Name]; ok {
+			parts = append(parts, p.Label(in.Locale, c.DefaultLocale)+": "+Display(v))
+		}
+	}
+	label := slot
+	if p := c.Property(slot); p != nil {
+		label = p.Label(in.Locale, c.DefaultLocale)
+	}
+	summary := strings.Join(parts, "; ")
+	if summary == "" {
+		summary = "—"
+	}
+	return in.fill(phrase(in.Locale, c.DefaultLocale, "handoff"), map[string]any{"summary": summary, "label": label})
 }
 
 // ResumeText asks whether to go on with a stale session, showing what it
@@ -288,6 +310,7 @@ var phrases = map[string]map[string]string{
 		"resume_empty":   "Мы прервались. Продолжаем?",
 		"failed_retry":   "Заявка не создана; повторить безопасно через {seconds} с.",
 		"failed_handoff": "Заявка не создана; передаю разговор сотруднику.",
+		"handoff":        "Передаю разговор сотруднику. Уже известно: {summary}. Не удалось уточнить: {label}.",
 	},
 	"uk": {
 		"ask":            "Уточніть, будь ласка: {label}.",
@@ -301,6 +324,7 @@ var phrases = map[string]map[string]string{
 		"resume_empty":   "Ми перервалися. Продовжуємо?",
 		"failed_retry":   "Запит не виконано; повторити безпечно через {seconds} с.",
 		"failed_handoff": "Запит не виконано; передаю розмову співробітнику.",
+		"handoff":        "Передаю розмову співробітнику. Уже відомо: {summary}. Не вдалося уточнити: {label}.",
 	},
 	"en": {
 		"ask":            "Please tell me the {label}.",
@@ -314,6 +338,7 @@ var phrases = map[string]map[string]string{
 		"resume_empty":   "We were interrupted. Shall we go on?",
 		"failed_retry":   "Nothing was done yet; retrying is safe in {seconds} seconds.",
 		"failed_handoff": "Nothing was done; a person will take over.",
+		"handoff":        "A person will take over from here. Known so far: {summary}. Could not settle: {label}.",
 	},
 }
 

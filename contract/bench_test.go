@@ -61,3 +61,36 @@ func TestDirtyDisputeNormalizesToTheBenchmarkedArguments(t *testing.T) {
 		t.Errorf("Check(%v) = %+v, want valid", got, r)
 	}
 }
+
+// BenchmarkNormalizeArgsAndCheck is the same call through NormalizeArgs,
+// with refusals worded in Russian.
+func BenchmarkNormalizeArgsAndCheck(b *testing.B) {
+	c := shipped(b, "bank.open_dispute")
+	env := moscowEnv(b)
+	env.Locale = "ru"
+	b.ReportAllocs()
+	for b.Loop() {
+		vals, errs := c.NormalizeArgs(dirtyDispute, env)
+		if len(errs) > 0 {
+			b.Fatalf("NormalizeArgs: %v", errs)
+		}
+		if r := c.CheckIn(vals, "ru"); !r.Valid() {
+			b.Fatalf("CheckIn(%v) = %+v, want valid", vals, r)
+		}
+	}
+}
+
+// BenchmarkRefusal is a call whose every argument is refused, with the
+// repair hints worded in Russian: the slow path.
+func BenchmarkRefusal(b *testing.B) {
+	c := shipped(b, "bank.open_dispute")
+	env := moscowEnv(b)
+	env.Locale = "ru"
+	bad := map[string]any{"card_last4": "44", "operation_date": "31.02", "amount": "$1,200", "reason": "chargeback", "original_operation_id": "1"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, errs := c.NormalizeArgs(bad, env); len(errs) != 5 {
+			b.Fatalf("NormalizeArgs refused %d arguments, want 5", len(errs))
+		}
+	}
+}

@@ -2,7 +2,10 @@ package contract
 
 import (
 	"errors"
+	"fmt"
 	"math/big"
+	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -20,17 +23,48 @@ type Report struct {
 	// Missing lists the empty slots the contract requires now, conditional
 	// ones included, in contract order.
 	Missing []string
-	// Violations are failed rules that no missing slot explains.
+	// Violations are failed rules that no missing slot explains, worded in
+	// the locale Check was given.
 	Violations []problem.FieldError
+
+	issues []issue
+	c      *Contract
 }
 
 // Valid reports an object that passed the whole contract.
 func (r Report) Valid() bool { return len(r.Missing) == 0 && len(r.Violations) == 0 }
 
-// Check runs the whole contract over the slots. A failed required or
-// dependentRequired, conditional or not, is a missing slot to ask for, not a
-// rejection.
-func (c *Contract) Check(slots map[string]any) Report {
+// ViolationsIn words the violations in another locale; a Report built by
+// hand comes back as it is.
+func (r Report) ViolationsIn(locale string) []problem.FieldError {
+	if r.c == nil || len(r.issues) == 0 {
+		return r.Violations
+	}
+	return r.c.wordIssues(r.issues, r.c.lang(locale))
+}
+
+// issue is one violation before it is worded.
+type issue struct {
+	ptr   string
+	input string
+	p     *Property // the slot the pointer names, or nil
+	leaf  *jsonschema.ValidationError
+	// rule is the schema path of the conditional the leaf failed inside
+	// ("/allOf/0/then"), "" for a property's own schema.
+	rule string
+	// group is "not", "anyOf" or "oneOf" for a failed combination, whose
+	// schema node is the keyword's value.
+	group string
+	node  any
+}
+
+// Check runs the whole contract over the slots, with violations worded in
+// English. A failed required or dependentRequired, conditional or not, is a
+// missing slot to ask for, not a rejection.
+func (c *Contract) Check(slots map[string]any) Report { return c.CheckIn(slots, "") }
+
+// CheckIn is Check with the violations worded in a locale.
+func (c *Contract) CheckIn(slots map[string]any, locale string) Report {
 	inst := make(map[string]any, len(slots))
 	for k, v := range slots {
 		inst[k] = validationForm(c.byName[k], v)
@@ -43,42 +77,247 @@ func (c *Contract) Check(slots map[string]any) Report {
 	if !errors.As(err, &ve) {
 		return Report{Violations: []problem.FieldError{{Pointer: "", Message: err.Error()}}}
 	}
-	var missing []string
-	var violations []problem.FieldError
-	seen := map[string]bool{}
-	walkLeaves(ve, func(e *jsonschema.ValidationError) {
-		switch k := e.ErrorKind.(type) {
-		case *kind.Required:
-			if len(e.InstanceLocation) == 0 {
-				missing = append(missing, k.Missing...)
-				return
-			}
-		case *kind.DependentRequired:
-			if len(e.InstanceLocation) == 0 {
-				missing = append(missing, k.Missing...)
-				return
-			}
-		}
-		ptr := "/" + strings.Join(mapEscape(e.InstanceLocation), "/")
+	w := walker{c: c, slots: slots, seen: map[string]bool{}}
+	w.walk(ve)
+	r := Report{Missing: c.InOrder(w.missing), issues: w.issues, c: c}
+	r.Violations = c.wordIssues(w.issues, c.lang(locale))
+	return r
+}
+
+type walker struct {
+	c       *Contract
+	slots   map[string]any
+	missing []string
+	issues  []issue
+	seen    map[string]bool
+}
+
+func (w *walker) walk(e *jsonschema.ValidationError) {
+	switch k := e.ErrorKind.(type) {
+	case *kind.AnyOf, *kind.OneOf:
+		w.group(e)
+		return
+	case *kind.Not:
+		w.add(issue{ptr: pointerOf(e.InstanceLocation), group: "not", node: w.schemaAt(e, "not"), leaf: e})
+		return
+	case *kind.Required:
 		if len(e.InstanceLocation) == 0 {
-			ptr = ""
-		}
-		msg := leafMessage(e)
-		if seen[ptr+msg] {
+			w.missing = append(w.missing, k.Missing...)
 			return
 		}
-		seen[ptr+msg] = true
-		fe := problem.FieldError{Pointer: ptr, Message: msg}
-		if len(e.InstanceLocation) > 0 {
-			if p := c.byName[e.InstanceLocation[0]]; p != nil {
-				fe.Input = c.render(p.Name, slots[p.Name])
-				fe.Allowed = p.Enum
-				fe.Format = p.expected()
-			}
+	case *kind.DependentRequired:
+		if len(e.InstanceLocation) == 0 {
+			w.missing = append(w.missing, k.Missing...)
+			return
 		}
-		violations = append(violations, fe)
+	}
+	if len(e.Causes) > 0 {
+		for _, cause := range e.Causes {
+			w.walk(cause)
+		}
+		return
+	}
+	w.add(issue{ptr: pointerOf(e.InstanceLocation), leaf: e, rule: ruleOf(fragment(e.SchemaURL))})
+}
+
+// group handles a failed anyOf or oneOf: when some alternative fails only
+// for missing slots, those slots are missing (the alternative that needs
+// the fewest, the first on a tie); otherwise the whole choice is one
+// violation that lists the alternatives.
+func (w *walker) group(e *jsonschema.ValidationError) {
+	var best []string
+	found := false
+	for _, alt := range e.Causes {
+		if m, ok := onlyMissing(alt); ok && (!found || len(m) < len(best)) {
+			best, found = m, true
+		}
+	}
+	if found {
+		w.missing = append(w.missing, best...)
+		return
+	}
+	name := "anyOf"
+	if _, ok := e.ErrorKind.(*kind.OneOf); ok {
+		name = "oneOf"
+	}
+	w.add(issue{ptr: pointerOf(e.InstanceLocation), group: name, node: w.schemaAt(e, name), leaf: e})
+}
+
+// onlyMissing reports an alternative whose every failure is a missing slot
+// at the root, and those slots.
+func onlyMissing(e *jsonschema.ValidationError) ([]string, bool) {
+	if len(e.Causes) > 0 {
+		var all []string
+		for _, c := range e.Causes {
+			m, ok := onlyMissing(c)
+			if !ok {
+				return nil, false
+			}
+			all = append(all, m...)
+		}
+		return all, true
+	}
+	if len(e.InstanceLocation) > 0 {
+		return nil, false
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		return k.Missing, true
+	case *kind.DependentRequired:
+		return k.Missing, true
+	}
+	return nil, false
+}
+
+func (w *walker) add(is issue) {
+	if len(is.leaf.InstanceLocation) > 0 {
+		if p := w.c.byName[is.leaf.InstanceLocation[0]]; p != nil {
+			is.p = p
+			is.input = w.c.render(p.Name, w.slots[p.Name])
+		}
+	}
+	key := is.ptr + "\x00" + is.rule + "\x00" + is.group + "\x00" + fmt.Sprintf("%T", is.leaf.ErrorKind)
+	if w.seen[key] {
+		return
+	}
+	w.seen[key] = true
+	w.issues = append(w.issues, is)
+}
+
+// schemaAt is the written schema a keyword of the error's schema holds.
+func (w *walker) schemaAt(e *jsonschema.ValidationError, keyword string) any {
+	v, _ := pointerGet(w.c.raw, fragment(e.SchemaURL)+"/"+keyword)
+	return v
+}
+
+// fragment is the JSON pointer part of a schema URL.
+func fragment(u string) string {
+	_, frag, _ := strings.Cut(u, "#")
+	if s, err := url.PathUnescape(frag); err == nil {
+		return s
+	}
+	return frag
+}
+
+// ruleOf is the conditional a schema location sits in: the path up to and
+// including its last then, else or dependentSchemas/NAME; "" when none.
+func ruleOf(frag string) string {
+	toks := splitPointer(frag)
+	for i := len(toks) - 1; i >= 0; i-- {
+		switch toks[i] {
+		case "then", "else":
+			if i > 0 && toks[i-1] == "properties" {
+				continue // a property named "then"
+			}
+			return "/" + strings.Join(mapEscape(toks[:i+1]), "/")
+		}
+		if i > 0 && toks[i-1] == "dependentSchemas" {
+			return "/" + strings.Join(mapEscape(toks[:i+1]), "/")
+		}
+	}
+	return ""
+}
+
+// wordIssues words issues in a language.
+func (c *Contract) wordIssues(issues []issue, lang string) []problem.FieldError {
+	out := make([]problem.FieldError, 0, len(issues))
+	for _, is := range issues {
+		fe := problem.FieldError{Pointer: is.ptr, Input: is.input}
+		switch is.group {
+		case "not":
+			fe.Message = tr(lang, "schema.not", describeCondition(is.node, lang))
+		case "anyOf", "oneOf":
+			var alts []string
+			for i, sub := range asList(is.node) {
+				alts = append(alts, tr(lang, "rule.alt", i+1, describeRequirement(sub, lang)))
+			}
+			fe.Message = tr(lang, "schema."+is.group, strings.Join(alts, "; "))
+		default:
+			fe.Message = leafMessage(is.leaf, lang)
+		}
+		if is.rule != "" {
+			fe.Message = c.ruleMessage(is.rule, fe.Message, lang)
+		}
+		if is.p != nil {
+			fe.Allowed = slices.Clone(is.p.Enum)
+			fe.Format = is.p.repairFormat(lang)
+		}
+		switch k := is.leaf.ErrorKind.(type) {
+		case *kind.Enum:
+			// A rule may narrow the slot's values: list what the rule allows.
+			fe.Allowed = valuesText(k.Want)
+		case *kind.Const:
+			fe.Allowed = valuesText([]any{k.Want})
+		case *kind.AdditionalProperties:
+			fe.Allowed = c.propertyNames()
+			fe.Input = problem.Quote(strings.Join(k.Properties, ", "))
+			fe.Format = tr(lang, "fmt.arguments")
+		}
+		out = append(out, fe)
+	}
+	return out
+}
+
+// ruleMessage puts a leaf's message under the condition of its rule: "when
+// reason is "duplicate": …".
+func (c *Contract) ruleMessage(rule, msg, lang string) string {
+	toks := splitPointer(rule)
+	last := toks[len(toks)-1]
+	parent := "/" + strings.Join(mapEscape(toks[:len(toks)-1]), "/")
+	if len(toks) == 1 {
+		parent = ""
+	}
+	switch last {
+	case "then", "else":
+		ifs, ok := pointerGet(c.raw, parent+"/if")
+		if !ok {
+			return msg
+		}
+		key := "rule.when"
+		if last == "else" {
+			key = "rule.otherwise"
+		}
+		return tr(lang, key, describeCondition(ifs, lang), msg)
+	}
+	return tr(lang, "rule.when", tr(lang, "rule.given", last), msg)
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func valuesText(vs []any) []string {
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+			continue
+		}
+		out = append(out, jsonText(v))
+	}
+	return out
+}
+
+func mapEscape(loc []string) []string {
+	out := make([]string, len(loc))
+	for i, s := range loc {
+		out[i] = escapePointer(s)
+	}
+	return out
+}
+
+// schemaMessage is a property schema's failure in one line.
+func schemaMessage(err error, lang string) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var msgs []string
+	walkLeaves(ve, func(e *jsonschema.ValidationError) {
+		msgs = append(msgs, leafMessage(e, lang))
 	})
-	return Report{Missing: c.InOrder(missing), Violations: violations}
+	return strings.Join(msgs, "; ")
 }
 
 func walkLeaves(e *jsonschema.ValidationError, fn func(*jsonschema.ValidationError)) {
@@ -91,47 +330,52 @@ func walkLeaves(e *jsonschema.ValidationError, fn func(*jsonschema.ValidationErr
 	}
 }
 
-func mapEscape(loc []string) []string {
-	out := make([]string, len(loc))
-	for i, s := range loc {
-		out[i] = escapePointer(s)
-	}
-	return out
-}
-
-// schemaMessage is a property schema's failure in one line.
-func schemaMessage(err error) string {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return err.Error()
-	}
-	var msgs []string
-	walkLeaves(ve, func(e *jsonschema.ValidationError) {
-		msgs = append(msgs, leafMessage(e))
-	})
-	return strings.Join(msgs, "; ")
-}
-
 // leafMessage is one failed keyword in words that never echo the received
 // value: the FieldError's Input carries it, redacted. The library's own
 // messages repeat it ("maximum: got 4.276123456784417×10¹⁵", "'4276 1234 5678
 // 4417' does not match pattern"), which would let a card number out.
-func leafMessage(e *jsonschema.ValidationError) string {
+func leafMessage(e *jsonschema.ValidationError, lang string) string {
 	switch k := e.ErrorKind.(type) {
+	case *kind.Type:
+		want := make([]string, len(k.Want))
+		for i, t := range k.Want {
+			want[i] = typeName(lang, t)
+		}
+		return tr(lang, "schema.type", strings.Join(want, tr(lang, "rule.or")), typeName(lang, k.Got))
+	case *kind.Enum:
+		return tr(lang, "schema.enum", strings.Join(valuesText(k.Want), ", "))
+	case *kind.Const:
+		return tr(lang, "schema.const", jsonText(k.Want))
 	case *kind.Minimum:
-		return "minimum: want at least " + ratString(k.Want)
+		return tr(lang, "schema.minimum", ratString(k.Want))
 	case *kind.Maximum:
-		return "maximum: want at most " + ratString(k.Want)
+		return tr(lang, "schema.maximum", ratString(k.Want))
 	case *kind.ExclusiveMinimum:
-		return "exclusiveMinimum: want more than " + ratString(k.Want)
+		return tr(lang, "schema.xminimum", ratString(k.Want))
 	case *kind.ExclusiveMaximum:
-		return "exclusiveMaximum: want less than " + ratString(k.Want)
+		return tr(lang, "schema.xmaximum", ratString(k.Want))
 	case *kind.MultipleOf:
-		return "multipleOf: want a multiple of " + ratString(k.Want)
+		return tr(lang, "schema.multiple", ratString(k.Want))
+	case *kind.MinLength:
+		return tr(lang, "schema.minLength", k.Want, k.Got)
+	case *kind.MaxLength:
+		return tr(lang, "schema.maxLength", k.Want, k.Got)
 	case *kind.Pattern:
-		return "does not match pattern '" + k.Want + "'"
+		return tr(lang, "schema.pattern", k.Want)
 	case *kind.Format:
-		return "is not a valid " + k.Want
+		return tr(lang, "schema.format", k.Want)
+	case *kind.Required:
+		return tr(lang, "schema.required", strings.Join(k.Missing, ", "))
+	case *kind.DependentRequired:
+		return tr(lang, "rule.when", tr(lang, "rule.given", k.Prop), tr(lang, "schema.required", strings.Join(k.Missing, ", ")))
+	case *kind.AdditionalProperties:
+		return tr(lang, "schema.additional", problem.Redact(strings.Join(k.Properties, ", ")))
+	case *kind.MinItems:
+		return tr(lang, "schema.minItems", k.Want)
+	case *kind.MaxItems:
+		return tr(lang, "schema.maxItems", k.Want)
+	case *kind.FalseSchema:
+		return tr(lang, "schema.false")
 	}
 	return problem.Redact(e.ErrorKind.LocalizedString(english))
 }

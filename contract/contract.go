@@ -1,8 +1,12 @@
 // Package contract owns a tool's input contract: a JSON Schema (draft
 // 2020-12) document with x-slotd extension members. It turns what a model
-// really sends into normalized values (the before phase), checks each value
-// against its property schema (core), and checks the whole object (after),
-// saying precisely what is missing and what would fit.
+// really sends into normalized values (the before phase: dates, times,
+// amounts, counts, card digits, enums and airport codes in ru, uk and en),
+// checks each value against its property schema (core), and checks the whole
+// object (after), saying precisely what is missing and what would fit, in the
+// turn's language. It also exports the schema in the form each provider's
+// strict mode accepts, and lints a set of contracts against the providers'
+// limits. docs/contracts.md is the reference.
 package contract
 
 import (
@@ -41,6 +45,11 @@ type Contract struct {
 	// TTL is the idle time after which the session has expired and the next
 	// turn starts a new one; 0 means the server's default.
 	TTL time.Duration
+	// Partial says the model calls the tool with whatever the user has
+	// said so far (x-slotd.partial): exports then mark every argument
+	// optional (nullable for OpenAI), so that a strict mode never makes the
+	// model invent a value slotd would rather ask for.
+	Partial bool
 	// CarryOver lets slots of the conversation's previous tool carry over
 	// into this one when their names and types fit (default true).
 	CarryOver bool
@@ -55,6 +64,9 @@ type Contract struct {
 	output      *Output
 	byName      map[string]*Property
 	schema      *jsonschema.Schema
+	loc         *time.Location
+	raw         *object // the contract as written, members in file order
+	file        string
 }
 
 // Property is one slot of a contract.
@@ -70,13 +82,37 @@ type Property struct {
 	Irreversible bool
 	// Sensitive values are masked in logs.
 	Sensitive bool
-	// Expected describes an accepted value in words, with an example.
+	// Expected describes an accepted value in words, with an example
+	// (x-slotd.expected; its English text when it is given per locale).
 	Expected string
+	// Currency is the ISO 4217 code amounts of this slot are in
+	// (x-slotd.currency); an amount naming another currency is refused.
+	Currency string
+	// CurrencySlot names the slot a currency found in an amount fills
+	// (x-slotd.currency_slot).
+	CurrencySlot string
+	// Scale is the number of decimals an amount keeps (x-slotd.scale;
+	// 2 by default, 0 for an integer slot).
+	Scale int32
+	// Digits is how many trailing digits the last4 normalizer keeps
+	// (x-slotd.digits, else what the pattern or length says, else 4).
+	Digits int
+	// MaxAttempts is how many refused values or repairs the slot gets
+	// before the conversation goes to a person (x-slotd.max_attempts); 0
+	// means the server's default.
+	MaxAttempts int
+	// DateRange is "past" or "future" when only such dates make sense
+	// (x-slotd.date_range): "15.12" then resolves to that side of today,
+	// and a date on the other side is refused.
+	DateRange string
 
-	ask      map[string]string
-	label    map[string]string
-	synonyms map[string]string // folded synonym → enum value
-	schema   *jsonschema.Schema
+	expected   map[string]string
+	ask        map[string]string
+	label      map[string]string
+	synonyms   map[string]string // folded synonym → enum value
+	foldedEnum []string
+	schema     *jsonschema.Schema
+	raw        *object // the property's schema as written
 }
 
 // extension is the x-slotd member of the contract root.
@@ -90,6 +126,7 @@ type extension struct {
 	TimeZone      string            `json:"time_zone"`
 	DefaultLocale string            `json:"default_locale"`
 	ConfirmText   map[string]string `json:"confirm_text"`
+	Partial       bool              `json:"partial"`
 }
 
 // propertyExtension is the x-slotd member of a property.
@@ -99,8 +136,14 @@ type propertyExtension struct {
 	Sensitive    bool                `json:"sensitive"`
 	Ask          map[string]string   `json:"ask"`
 	Label        map[string]string   `json:"label"`
-	Expected     string              `json:"expected"`
+	Expected     json.RawMessage     `json:"expected"`
 	Synonyms     map[string][]string `json:"synonyms"`
+	MaxAttempts  int                 `json:"max_attempts"`
+	Currency     string              `json:"currency"`
+	CurrencySlot string              `json:"currency_slot"`
+	Scale        *int32              `json:"scale"`
+	Digits       int                 `json:"digits"`
+	DateRange    string              `json:"date_range"`
 }
 
 type document struct {
@@ -133,6 +176,7 @@ func Parse(name string, src []byte) (*Contract, error) {
 		Description:   doc.Description,
 		Version:       hex.EncodeToString(sum[:8]),
 		Confirm:       doc.X.Confirm,
+		Partial:       doc.X.Partial,
 		TimeZone:      doc.X.TimeZone,
 		DefaultLocale: doc.X.DefaultLocale,
 		Source:        src,
@@ -142,9 +186,12 @@ func Parse(name string, src []byte) (*Contract, error) {
 	if c.TimeZone == "" {
 		c.TimeZone = "UTC"
 	}
-	if _, err := time.LoadLocation(c.TimeZone); err != nil {
+	loc, err := time.LoadLocation(c.TimeZone)
+	if err != nil {
 		return nil, fmt.Errorf("contract %s: x-slotd.time_zone: %w", name, err)
 	}
+	c.loc = loc
+	c.file = name
 	if c.DefaultLocale == "" {
 		c.DefaultLocale = "en"
 	}
@@ -167,17 +214,31 @@ func Parse(name string, src []byte) (*Contract, error) {
 		return nil, fmt.Errorf("contract %s: x-slotd.stale_after must be shorter than x-slotd.ttl", name)
 	}
 
-	order, err := propertyOrder(src)
+	tree, err := decodeOrdered(src)
 	if err != nil {
 		return nil, fmt.Errorf("contract %s: %w", name, err)
 	}
-	for _, pname := range order {
-		p, err := parseProperty(pname, doc.Properties[pname])
+	root, ok := tree.(*object)
+	if !ok {
+		return nil, fmt.Errorf("contract %s: the contract must be a JSON object", name)
+	}
+	c.raw = root
+	props := root.obj("properties")
+	if props == nil || len(props.keys) == 0 {
+		return nil, fmt.Errorf("contract %s: the contract has no properties", name)
+	}
+	for _, pname := range props.keys {
+		p, err := parseProperty(pname, doc.Properties[pname], props.obj(pname))
 		if err != nil {
 			return nil, fmt.Errorf("contract %s: property %s: %w", name, pname, err)
 		}
 		c.Properties = append(c.Properties, p)
 		c.byName[pname] = p
+	}
+	for _, p := range c.Properties {
+		if p.CurrencySlot != "" && c.byName[p.CurrencySlot] == nil {
+			return nil, fmt.Errorf("contract %s: property %s: x-slotd.currency_slot names unknown property %q", name, p.Name, p.CurrencySlot)
+		}
 	}
 	for _, r := range doc.Required {
 		if c.byName[r] == nil {
@@ -219,12 +280,12 @@ func Parse(name string, src []byte) (*Contract, error) {
 	return c, nil
 }
 
-func parseProperty(name string, raw json.RawMessage) (*Property, error) {
+func parseProperty(name string, raw json.RawMessage, tree *object) (*Property, error) {
 	var pd propertyDocument
 	if err := json.Unmarshal(raw, &pd); err != nil {
 		return nil, err
 	}
-	p := &Property{Name: name, Format: pd.Format, Description: pd.Description}
+	p := &Property{Name: name, Format: pd.Format, Description: pd.Description, raw: tree, Digits: 4, Scale: 2}
 	switch t := pd.Type.(type) {
 	case string:
 		p.Type = t
@@ -237,10 +298,17 @@ func parseProperty(name string, raw json.RawMessage) (*Property, error) {
 			}
 		}
 	}
+	if p.Type == "integer" {
+		p.Scale = 0
+	}
 	for _, v := range pd.Enum {
 		if s, ok := v.(string); ok {
 			p.Enum = append(p.Enum, s)
+			p.foldedEnum = append(p.foldedEnum, fold(s))
 		}
+	}
+	if n := digitsOf(tree); n > 0 {
+		p.Digits = n
 	}
 	if x := pd.X; x != nil {
 		p.Normalize = x.Normalize
@@ -248,7 +316,17 @@ func parseProperty(name string, raw json.RawMessage) (*Property, error) {
 		p.Sensitive = x.Sensitive
 		p.ask = x.Ask
 		p.label = x.Label
-		p.Expected = x.Expected
+		if len(x.Expected) > 0 {
+			var one string
+			if err := json.Unmarshal(x.Expected, &one); err == nil {
+				p.expected = map[string]string{"en": one}
+				p.Expected = one
+			} else if err := json.Unmarshal(x.Expected, &p.expected); err != nil {
+				return nil, errors.New("x-slotd.expected: a text, or texts by locale")
+			} else {
+				p.Expected = pick(p.expected, "en", "")
+			}
+		}
 		if len(x.Synonyms) > 0 {
 			p.synonyms = map[string]string{}
 			for value, syns := range x.Synonyms {
@@ -256,6 +334,35 @@ func parseProperty(name string, raw json.RawMessage) (*Property, error) {
 					p.synonyms[fold(s)] = value
 				}
 			}
+		}
+		if x.Currency != "" {
+			if len(x.Currency) != 3 || !isLatin(x.Currency) || strings.ToUpper(x.Currency) != x.Currency {
+				return nil, fmt.Errorf("x-slotd.currency: an ISO 4217 code such as RUB, not %q", x.Currency)
+			}
+			p.Currency = x.Currency
+		}
+		p.CurrencySlot = x.CurrencySlot
+		if x.MaxAttempts < 0 {
+			return nil, errors.New("x-slotd.max_attempts: a positive number of attempts")
+		}
+		p.MaxAttempts = x.MaxAttempts
+		if x.Scale != nil {
+			if *x.Scale < 0 || *x.Scale > 8 {
+				return nil, errors.New("x-slotd.scale: 0 to 8 decimals")
+			}
+			p.Scale = *x.Scale
+		}
+		if x.Digits != 0 {
+			if x.Digits < 1 || x.Digits > 19 {
+				return nil, errors.New("x-slotd.digits: 1 to 19")
+			}
+			p.Digits = x.Digits
+		}
+		switch x.DateRange {
+		case "", rangePast, rangeFuture:
+			p.DateRange = x.DateRange
+		default:
+			return nil, fmt.Errorf("x-slotd.date_range: past or future, not %q", x.DateRange)
 		}
 	}
 	for _, n := range p.normalizers() {
@@ -266,43 +373,23 @@ func parseProperty(name string, raw json.RawMessage) (*Property, error) {
 	return p, nil
 }
 
-// propertyOrder reads the keys of the root "properties" object in file order:
-// contract order decides which missing slot is asked first.
-func propertyOrder(src []byte) ([]string, error) {
-	dec := json.NewDecoder(bytes.NewReader(src))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, errors.New("the contract must be a JSON object")
+// digitsOf reads how many digits a property holds from its pattern
+// ("^[0-9]{4}$", "^\\d{6}$") or equal min and max lengths; 0 when it says
+// nothing.
+func digitsOf(s *object) int {
+	if s == nil {
+		return 0
 	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		if t != "properties" {
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-			return nil, errors.New("properties must be an object")
-		}
-		var names []string
-		for dec.More() {
-			t, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			names = append(names, t.(string))
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return nil, err
-			}
-		}
-		return names, nil
+	if atoms, ok := parsePattern(s.str("pattern")); ok && len(atoms) == 1 && atoms[0].literal == "" &&
+		atoms[0].class.forms == classDigit.forms && atoms[0].min == atoms[0].max {
+		return atoms[0].min
 	}
-	return nil, errors.New("the contract has no properties")
+	minL, _ := s.get("minLength")
+	maxL, _ := s.get("maxLength")
+	if a, ok := minL.(json.Number); ok && a == maxL {
+		return atoi(string(a))
+	}
+	return 0
 }
 
 func escapePointer(s string) string {
@@ -333,11 +420,10 @@ func (c *Contract) InOrder(names []string) []string {
 
 // Location is the contract's default time zone.
 func (c *Contract) Location() *time.Location {
-	loc, err := time.LoadLocation(c.TimeZone)
-	if err != nil {
+	if c.loc == nil {
 		return time.UTC
 	}
-	return loc
+	return c.loc
 }
 
 // ConfirmText is the contract's approval summary template for the locale,
@@ -360,13 +446,17 @@ func (p *Property) Label(locale, fallback string) string {
 	return p.Name
 }
 
-// pick returns the text for the locale, falling back to the contract's
-// default locale, then to English, then to any.
+// pick returns the text for the locale: the locale as given, then its base
+// language, then the fallback (the contract's default locale) and its base,
+// then English, then any, stably.
 func pick(m map[string]string, locale, fallback string) string {
 	if len(m) == 0 {
 		return ""
 	}
-	for _, l := range []string{locale, BaseLocale(locale), fallback, "en"} {
+	for _, l := range [...]string{locale, BaseLocale(locale), fallback, BaseLocale(fallback), "en"} {
+		if l == "" {
+			continue
+		}
 		if s, ok := m[l]; ok {
 			return s
 		}

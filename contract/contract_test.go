@@ -157,7 +157,7 @@ func TestParseErrors(t *testing.T) {
 			src: `{"type": "object", "properties": {
 				"phone": {"type": "string", "x-slotd": {"normalize": ["text", "phone_e164"]}}
 			}, "x-slotd": {"name": "t.bad"}}`,
-			want: []string{"bad.json", "phone", `"phone_e164"`, "amount, date, enum, iata, last4, text"},
+			want: []string{"bad.json", "phone", `"phone_e164"`, "amount, currency, date, enum, iata, integer, last4, text, time"},
 		},
 		{
 			name: "required names an unknown property",

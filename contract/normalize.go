@@ -2,14 +2,13 @@ package contract
 
 import (
 	"encoding/json"
-	"fmt"
-	"math"
-	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 	"golang.org/x/text/unicode/norm"
@@ -17,13 +16,17 @@ import (
 	"github.com/slotd/slotd/problem"
 )
 
-// Env is what a normalizer may know besides the value: the turn's clock and
-// the time zone relative dates are resolved in.
+// Env is what a normalizer may know besides the value: the turn's clock, the
+// time zone relative dates are resolved in, and the locale the refusals are
+// worded in ("ru", "uk-UA", "en"; empty means English).
 type Env struct {
 	Now      time.Time
 	Location *time.Location
+	Locale   string
 }
 
+// today is the turn's calendar day in its zone, as a UTC midnight so that
+// date arithmetic never meets a DST jump.
 func (e Env) today() time.Time {
 	loc := e.Location
 	if loc == nil {
@@ -37,24 +40,43 @@ func (e Env) today() time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
-// unfit is a normalizer's refusal: why, and what form would fit.
+// unfit is a normalizer's refusal: a message key of the catalog and its
+// arguments, worded in the turn's locale when the refusal is reported.
 type unfit struct {
-	msg    string
-	format string
+	key  string
+	args []any
 }
 
-func (u *unfit) Error() string { return u.msg }
+func (u *unfit) Error() string { return tr("en", u.key, u.args...) }
+
+func refuse(key string, args ...any) *unfit { return &unfit{key: key, args: args} }
 
 // normalizer turns a raw value into the slot's value or refuses it.
 type normalizer func(v any, p *Property, env Env) (any, error)
 
+// normalizers are the named entries a contract may list in
+// x-slotd.normalize; docs/contracts.md describes each.
 var normalizers = map[string]normalizer{
-	"text":   normalizeText,
-	"date":   normalizeDate,
-	"amount": normalizeAmount,
-	"last4":  normalizeLast4,
-	"enum":   normalizeEnum,
-	"iata":   normalizeIATA,
+	"text":     normalizeText,
+	"date":     normalizeDate,
+	"time":     normalizeTime,
+	"amount":   normalizeAmount,
+	"integer":  normalizeInteger,
+	"last4":    normalizeLastDigits,
+	"enum":     normalizeEnum,
+	"iata":     normalizeIATA,
+	"currency": normalizeCurrency,
+}
+
+// formatKeys are the catalog keys of each normalizer's accepted form.
+var formatKeys = map[string]string{
+	"date":     "fmt.date",
+	"time":     "fmt.time",
+	"amount":   "fmt.amount",
+	"integer":  "fmt.integer",
+	"last4":    "fmt.digits",
+	"iata":     "fmt.iata",
+	"currency": "fmt.currency",
 }
 
 // NormalizerNames lists the normalizers a contract may name.
@@ -75,12 +97,17 @@ func (p *Property) normalizers() []string {
 	}
 	switch {
 	case p.Format == "date":
-		return []string{"date"}
+		return dateOnly
 	case len(p.Enum) > 0:
-		return []string{"enum"}
+		return enumOnly
 	}
 	return nil
 }
+
+var (
+	dateOnly = []string{"date"}
+	enumOnly = []string{"enum"}
+)
 
 // IsEmpty reports a value that never overwrites a slot: null, or a string
 // with nothing but spaces and invisible characters.
@@ -95,50 +122,130 @@ func IsEmpty(v any) bool {
 }
 
 // Normalize turns a raw argument into the slot's normalized value (decimals
-// and dates as strings), or says why it does not fit and what would.
+// and dates as strings), or says why it does not fit and what would, in the
+// locale of env.
 func (c *Contract) Normalize(slot string, raw any, env Env) (any, *problem.FieldError) {
 	p := c.byName[slot]
 	if p == nil {
+		lang := c.lang(env.Locale)
 		return nil, &problem.FieldError{
 			Pointer: "/" + escapePointer(slot),
 			Input:   c.render(slot, raw),
-			Message: "unknown argument",
+			Message: tr(lang, "unknown_argument"),
 			Allowed: c.propertyNames(),
+			Format:  tr(lang, "fmt.arguments"),
 		}
 	}
 	if env.Location == nil {
 		// Relative dates resolve in the contract's own zone, not in UTC,
 		// when the caller does not name one.
-		env.Location = c.Location()
+		env.Location = c.loc
 	}
-	v := raw
-	if s, ok := v.(string); ok {
-		v = cleanText(s)
-	}
+	v := cleanValue(raw)
 	for _, name := range p.normalizers() {
 		out, err := normalizers[name](v, p, env)
 		if err != nil {
-			fe := c.fieldError(p, raw, err.Error())
-			if u, ok := err.(*unfit); ok && u.format != "" {
-				fe.Format = u.format
+			lang := c.lang(env.Locale)
+			msg := err.Error()
+			if u, ok := err.(*unfit); ok {
+				msg = tr(lang, u.key, u.args...)
 			}
-			return nil, fe
+			return nil, c.fieldError(p, raw, msg, lang)
 		}
 		v = out
 	}
 	if err := p.schema.Validate(validationForm(p, v)); err != nil {
-		return nil, c.fieldError(p, raw, schemaMessage(err))
+		lang := c.lang(env.Locale)
+		return nil, c.fieldError(p, raw, schemaMessage(err, lang), lang)
 	}
 	return v, nil
 }
 
-func (c *Contract) fieldError(p *Property, raw any, msg string) *problem.FieldError {
+// NormalizeArgs normalizes a whole call's arguments: each known argument in
+// contract order, then unknown ones in name order. Nulls and blank strings
+// are left out (they never overwrite a slot). Beyond Normalize it fills the
+// slots an argument implies: a currency found in an amount ("$1,200") goes
+// into the contract's currency slot (x-slotd.currency_slot) when the call
+// does not name one, and is refused when the call names another.
+func (c *Contract) NormalizeArgs(raw map[string]any, env Env) (map[string]any, []problem.FieldError) {
+	out := make(map[string]any, len(raw))
+	var errs []problem.FieldError
+	names := make([]string, 0, len(raw))
+	for k := range raw {
+		names = append(names, k)
+	}
+	known := c.InOrder(names)
+	var unknown []string
+	for _, k := range names {
+		if c.byName[k] == nil {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	for _, slot := range known {
+		v := raw[slot]
+		if IsEmpty(v) {
+			continue
+		}
+		nv, fe := c.Normalize(slot, v, env)
+		if fe != nil {
+			errs = append(errs, *fe)
+			continue
+		}
+		out[slot] = nv
+	}
+	// Implied slots, after every explicit one is known.
+	for _, slot := range known {
+		p := c.byName[slot]
+		if p.CurrencySlot == "" {
+			continue
+		}
+		if _, ok := out[slot]; !ok {
+			continue
+		}
+		code := currencyOf(raw[slot])
+		if code == "" {
+			continue
+		}
+		target := c.byName[p.CurrencySlot]
+		given, ok := out[p.CurrencySlot]
+		switch {
+		case !ok && !IsEmpty(raw[p.CurrencySlot]):
+			// The currency argument itself was refused; its error says why.
+		case !ok:
+			v, fe := c.Normalize(target.Name, code, env)
+			if fe != nil {
+				lang := c.lang(env.Locale)
+				delete(out, slot)
+				errs = append(errs, *c.fieldError(p, raw[slot], tr(lang, "currency.unsupported", code), lang))
+				continue
+			}
+			out[target.Name] = v
+		case given != code:
+			lang := c.lang(env.Locale)
+			delete(out, slot)
+			errs = append(errs, *c.fieldError(p, raw[slot], tr(lang, "currency.conflict", code, given), lang))
+		}
+	}
+	for _, k := range unknown {
+		if IsEmpty(raw[k]) {
+			continue // a null for a field the contract lacks says nothing
+		}
+		_, fe := c.Normalize(k, raw[k], env)
+		errs = append(errs, *fe)
+	}
+	return out, errs
+}
+
+// fieldError is a refusal with everything a model needs to repair the call:
+// where, what came, why, and what would fit.
+func (c *Contract) fieldError(p *Property, raw any, msg, lang string) *problem.FieldError {
 	return &problem.FieldError{
 		Pointer: "/" + escapePointer(p.Name),
 		Input:   c.render(p.Name, raw),
 		Message: msg,
-		Allowed: p.Enum,
-		Format:  p.expected(),
+		Allowed: slices.Clone(p.Enum),
+		Format:  p.repairFormat(lang),
 	}
 }
 
@@ -172,30 +279,6 @@ func (c *Contract) render(slot string, raw any) string {
 	return s
 }
 
-// expected describes the accepted form of the slot with an example.
-func (p *Property) expected() string {
-	if p.Expected != "" {
-		return p.Expected
-	}
-	switch {
-	case p.Format == "date":
-		return dateFormat
-	case len(p.Enum) > 0:
-		return "one of: " + strings.Join(p.Enum, ", ")
-	}
-	for _, n := range p.normalizers() {
-		switch n {
-		case "amount":
-			return amountFormat
-		case "last4":
-			return last4Format
-		case "iata":
-			return iataFormat
-		}
-	}
-	return ""
-}
-
 // validationForm is the value as the JSON Schema validator must see it: a
 // decimal kept as a string in the slots is a number to the schema.
 func validationForm(p *Property, v any) any {
@@ -213,13 +296,96 @@ func validationForm(p *Property, v any) any {
 	return v
 }
 
-var zeroWidth = strings.NewReplacer("\u200b", "", "\u200c", "", "\u200d", "", "\u2060", "", "\ufeff", "", "\u00ad", "")
+// invisible are the characters models copy from chat messages that a person
+// cannot see: zero-width spaces and joiners, the word joiner, the BOM, the
+// soft hyphen, and bidirectional marks.
+func invisible(r rune) bool {
+	switch r {
+	case '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u00ad',
+		'\u200e', '\u200f', '\u202a', '\u202b', '\u202c', '\u202d', '\u202e',
+		'\u2066', '\u2067', '\u2068', '\u2069', '\u180e':
+		return true
+	}
+	return false
+}
 
-// cleanText trims, folds runs of white space to one space, strips
-// zero-width characters, and composes to Unicode NFC.
+// cleanText trims, folds runs of white space to one space, strips invisible
+// characters, and composes to Unicode NFC. A clean ASCII string comes back
+// as it is, without allocating.
 func cleanText(s string) string {
-	s = zeroWidth.Replace(norm.NFC.String(s))
-	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
+	if isCleanASCII(s) {
+		return s
+	}
+	if !norm.NFC.IsNormalString(s) {
+		s = norm.NFC.String(s)
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		switch {
+		case invisible(r):
+			continue
+		case unicode.IsSpace(r):
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	if b.Len() == len(s) && b.String() == s {
+		return s
+	}
+	return b.String()
+}
+
+func isCleanASCII(s string) bool {
+	if s == "" {
+		return true
+	}
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	prevSpace := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || c < ' ' || c == 0x7f {
+			return false
+		}
+		if c == ' ' {
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+		} else {
+			prevSpace = false
+		}
+	}
+	return true
+}
+
+// cleanValue cleans every string in a value, in lists and objects too.
+func cleanValue(v any) any {
+	switch t := v.(type) {
+	case string:
+		return cleanText(t)
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = cleanValue(x)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = cleanValue(x)
+		}
+		return out
+	}
+	return v
 }
 
 func normalizeText(v any, _ *Property, _ Env) (any, error) {
@@ -229,199 +395,54 @@ func normalizeText(v any, _ *Property, _ Env) (any, error) {
 	return v, nil
 }
 
-const dateFormat = "a date as YYYY-MM-DD, e.g. 2026-08-22; today, yesterday and the day before are understood"
+// Expected describes the accepted form of a slot with an example, in
+// English, or "" for free text: the contract's own x-slotd.expected when it
+// has one, else the form of its normalizer or format.
+func Expected(p *Property) string { return p.expectedText("en") }
 
-// relativeDays are the words for a day relative to today, in ru, uk and en.
-var relativeDays = map[string]int{
-	"сегодня": 0, "вчера": -1, "позавчера": -2, "завтра": 1, "послезавтра": 2,
-	"сьогодні": 0, "вчора": -1, "позавчора": -2, "післязавтра": 2,
-	"today": 0, "yesterday": -1, "tomorrow": 1, "the day before yesterday": -2, "the day after tomorrow": 2,
+// ExpectedIn is Expected worded in a locale.
+func ExpectedIn(p *Property, locale string) string {
+	return p.expectedText(langOf(locale, ""))
 }
 
-var (
-	isoDate = regexp.MustCompile(`^(\d{4})-(\d{1,2})-(\d{1,2})$`)
-	dmyDate = regexp.MustCompile(`^(\d{1,2})[./](\d{1,2})(?:[./](\d{2}|\d{4}))?$`)
-)
-
-func normalizeDate(v any, _ *Property, env Env) (any, error) {
-	s, ok := v.(string)
-	if !ok {
-		return nil, &unfit{msg: "expected a date as text", format: dateFormat}
+// expectedText is the slot's accepted form in one of slotd's languages.
+func (p *Property) expectedText(lang string) string {
+	if s := pick(p.expected, lang, ""); s != "" {
+		return s
 	}
-	key := strings.Trim(strings.ToLower(s), " .!")
-	if d, ok := relativeDays[key]; ok {
-		return env.today().AddDate(0, 0, d).Format(time.DateOnly), nil
+	if len(p.Enum) > 0 {
+		return tr(lang, "fmt.enum", strings.Join(p.Enum, ", "))
 	}
-	if m := isoDate.FindStringSubmatch(key); m != nil {
-		return makeDate(atoi(m[1]), atoi(m[2]), atoi(m[3]))
-	}
-	if m := dmyDate.FindStringSubmatch(key); m != nil {
-		year := env.today().Year()
-		if m[3] != "" {
-			year = atoi(m[3])
-			if len(m[3]) == 2 {
-				year += 2000
+	for _, n := range p.normalizers() {
+		if key := formatKeys[n]; key != "" {
+			if n == "last4" {
+				return digitsFormat(lang, p.Digits)
 			}
+			if n == "amount" && p.Currency != "" {
+				return tr(lang, "fmt.amount_in", p.Currency)
+			}
+			return tr(lang, key)
 		}
-		return makeDate(year, atoi(m[2]), atoi(m[1]))
 	}
-	return nil, &unfit{msg: "not a date slotd can read", format: dateFormat}
+	if p.Format != "" {
+		return formatText(lang, p.Format)
+	}
+	return ""
 }
 
-// makeDate refuses an impossible date instead of rolling it over.
-func makeDate(y, m, d int) (any, error) {
-	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
-	if t.Year() != y || int(t.Month()) != m || t.Day() != d {
-		return nil, &unfit{msg: "no such date", format: dateFormat}
+// repairFormat is what a refusal lists as the accepted form: the slot's
+// expected form, then its bounds and pattern in words.
+func (p *Property) repairFormat(lang string) string {
+	parts := make([]string, 0, 2)
+	if s := p.expectedText(lang); s != "" {
+		parts = append(parts, s)
 	}
-	return t.Format(time.DateOnly), nil
+	if s := constraintsInWords(p.raw, lang); s != "" {
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
 }
 
-func atoi(s string) int {
-	n, _ := strconv.Atoi(s)
-	return n
-}
-
-const amountFormat = "an amount such as 1200.50 (a currency sign or spaces between thousands are fine)"
-
-// currencyMarks are the currency signs and words models copy into amounts.
-var currencyMarks = regexp.MustCompile(`(?i)(₽|руб(?:лей|ля|ль)?\.?|р\.|rub|rur|\$|usd|€|eur|грн\.?|₴|uah|£|gbp)`)
-
-func normalizeAmount(v any, _ *Property, _ Env) (any, error) {
-	var d decimal.Decimal
-	switch t := v.(type) {
-	case float64:
-		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, &unfit{msg: "not a number", format: amountFormat}
-		}
-		d = decimal.NewFromFloat(t)
-	case json.Number:
-		var err error
-		if d, err = decimal.NewFromString(string(t)); err != nil {
-			return nil, &unfit{msg: "not a number", format: amountFormat}
-		}
-	case string:
-		var err error
-		if d, err = parseAmount(t); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, &unfit{msg: "expected an amount", format: amountFormat}
-	}
-	// Money keeps at least two decimals: "1200.50", never "1200.5".
-	return d.StringFixed(max(2, -d.Exponent())), nil
-}
-
-func parseAmount(s string) (decimal.Decimal, error) {
-	s = currencyMarks.ReplaceAllString(s, "")
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9', r == '.', r == ',', r == '-':
-			b.WriteRune(r)
-		case unicode.IsSpace(r), r == '\'', r == '’', r == '_':
-			// thousands separators
-		default:
-			return decimal.Decimal{}, &unfit{msg: "not an amount", format: amountFormat}
-		}
-	}
-	num := strings.TrimRight(b.String(), ".,")
-	lastDot, lastComma := strings.LastIndex(num, "."), strings.LastIndex(num, ",")
-	dots, commas := strings.Count(num, "."), strings.Count(num, ",")
-	switch {
-	case dots > 0 && commas > 0:
-		// The later separator is the decimal one: "1,200.50", "1.200,50".
-		if lastDot > lastComma {
-			num = strings.ReplaceAll(num, ",", "")
-		} else {
-			num = strings.ReplaceAll(strings.ReplaceAll(num, ".", ""), ",", ".")
-		}
-	case commas == 1 && len(num)-lastComma-1 == 3 && lastComma > 0:
-		// "1,200": a thousands separator.
-		num = strings.ReplaceAll(num, ",", "")
-	case commas == 1:
-		num = strings.ReplaceAll(num, ",", ".")
-	case commas > 1:
-		num = strings.ReplaceAll(num, ",", "")
-	case dots > 1:
-		num = strings.ReplaceAll(num, ".", "")
-	}
-	d, err := decimal.NewFromString(num)
-	if err != nil || num == "" {
-		return decimal.Decimal{}, &unfit{msg: "not an amount", format: amountFormat}
-	}
-	return d, nil
-}
-
-const last4Format = "the last four digits of the card, e.g. 4417"
-
-func normalizeLast4(v any, _ *Property, _ Env) (any, error) {
-	var s string
-	switch t := v.(type) {
-	case string:
-		s = t
-	case float64:
-		if t < 0 || t != math.Trunc(t) || t > 1e19 {
-			return nil, &unfit{msg: "expected digits", format: last4Format}
-		}
-		s = fmt.Sprintf("%04.0f", t)
-	default:
-		return nil, &unfit{msg: "expected digits", format: last4Format}
-	}
-	digits := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] >= '0' && s[i] <= '9' {
-			digits = append(digits, s[i])
-		}
-	}
-	if len(digits) < 4 {
-		return nil, &unfit{msg: fmt.Sprintf("found %d digits, need four", len(digits)), format: last4Format}
-	}
-	return string(digits[len(digits)-4:]), nil
-}
-
-// fold makes enum matching blind to case, spaces, hyphens and underscores.
-func fold(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(cleanText(s)) {
-		if r == ' ' || r == '-' || r == '_' {
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func normalizeEnum(v any, p *Property, _ Env) (any, error) {
-	s, ok := v.(string)
-	if !ok {
-		return v, nil // the schema says what fits
-	}
-	f := fold(s)
-	for _, e := range p.Enum {
-		if fold(e) == f {
-			return e, nil
-		}
-	}
-	if e, ok := p.synonyms[f]; ok {
-		return e, nil
-	}
-	return s, nil
-}
-
-const iataFormat = "a three-letter IATA airport code such as MAD"
-
-func normalizeIATA(v any, _ *Property, _ Env) (any, error) {
-	s, ok := v.(string)
-	if !ok {
-		return nil, &unfit{msg: "expected an airport code", format: iataFormat}
-	}
-	s = strings.ToUpper(strings.TrimSpace(s))
-	if len(s) != 3 || strings.IndexFunc(s, func(r rune) bool { return r < 'A' || r > 'Z' }) >= 0 {
-		return nil, &unfit{msg: "not an IATA airport code; a city name cannot be turned into one here", format: iataFormat}
-	}
-	return s, nil
-}
-
-// Expected describes the accepted form of a slot with an example, or "".
-func Expected(p *Property) string { return p.expected() }
+// AllowedValues is a copy of the slot's enum values: a caller may change
+// what it gets without changing the contract.
+func (p *Property) AllowedValues() []string { return slices.Clone(p.Enum) }

@@ -106,7 +106,11 @@ func TestNormalizeDate(t *testing.T) {
 		{name: "dd/mm/yyyy", slot: "operation_date", raw: "22/08/2026", want: "2026-08-22"},
 		{name: "dd.mm.yy", slot: "operation_date", raw: "22.08.26", want: "2026-08-22"},
 		{name: "dd.mm takes the turn's year", slot: "operation_date", raw: "22.08", want: "2026-08-22"},
-		{name: "leap day of a leap year", slot: "operation_date", raw: "29.02.2028", want: "2028-02-29"},
+		{name: "leap day of a leap year", slot: "operation_date", raw: "29.02.2024", want: "2024-02-29"},
+		{name: "an operation date is never in the future", slot: "operation_date", raw: "29.02.2028",
+			refused: &refusal{message: "in the future", format: dateForm}},
+		{name: "a day and month without a year: the last one that passed", slot: "operation_date", raw: "31.12",
+			want: "2025-12-31"},
 		{name: "31 February is refused, never rolled over", slot: "operation_date", raw: "31.02.2026",
 			refused: &refusal{message: "no such date", format: dateForm}},
 		{name: "29 February of a common year", slot: "operation_date", raw: "2026-02-29",
@@ -177,17 +181,24 @@ func TestNormalizeDateUsesContractZoneByDefault(t *testing.T) {
 
 func TestNormalizeAmount(t *testing.T) {
 	t.Parallel()
-	const amountForm = "1200.50"
+	const amountForm = "a positive amount in roubles, e.g. 1200.50"
 	runNormalize(t, []normalizeCase{
 		{name: "roubles with a space and a decimal comma", slot: "amount", raw: "1 200,50 ₽", want: "1200.50"},
 		{name: "NBSP between thousands", slot: "amount", raw: "1\u00a0200,50\u00a0₽", want: "1200.50"},
 		{name: "narrow NBSP between thousands", slot: "amount", raw: "1\u202f200 ₽", want: "1200.00"},
 		{name: "English separators", slot: "amount", raw: "1,200.50", want: "1200.50"},
-		{name: "German separators and euro", slot: "amount", raw: "1.200,50 €", want: "1200.50"},
+		{name: "German separators", slot: "amount", raw: "1.200,50", want: "1200.50"},
+		{name: "euros are not roubles", slot: "amount", raw: "1.200,50 €",
+			refused: &refusal{message: "in EUR, but this tool takes amounts in RUB", format: "roubles"}},
 		{name: "one decimal and руб.", slot: "amount", raw: "1200.5 руб.", want: "1200.50"},
 		{name: "рублей", slot: "amount", raw: "1 340 рублей", want: "1340.00"},
-		{name: "dollar sign and a thousands comma", slot: "amount", raw: "$1,200", want: "1200.00"},
-		{name: "hryvnias", slot: "amount", raw: "1 200 грн", want: "1200.00"},
+		{name: "a thousands comma", slot: "amount", raw: "1,200", want: "1200.00"},
+		{name: "a thousands stop: the same rule as the comma", slot: "amount", raw: "1.200 ₽", want: "1200.00"},
+		{name: "extra decimals drop to the canonical scale", slot: "amount", raw: "1200.500", want: "1200.50"},
+		{name: "dollars are not roubles", slot: "amount", raw: "$1,200",
+			refused: &refusal{message: "in USD", format: "roubles"}},
+		{name: "hryvnias are not roubles", slot: "amount", raw: "1 200 грн",
+			refused: &refusal{message: "in UAH", format: "roubles"}},
 		{name: "RUB code", slot: "amount", raw: "RUB 99,9", want: "99.90"},
 		{name: "zero-width inside", slot: "amount", raw: "1\u200b200", want: "1200.00"},
 		{name: "a JSON number", slot: "amount", raw: 1200.5, want: "1200.50"},
@@ -429,7 +440,7 @@ func TestExpected(t *testing.T) {
 		p    *contract.Property
 		want string
 	}{
-		{bank.Property("card_last4"), "the last four digits of the card, e.g. 4417"},
+		{bank.Property("card_last4"), "the last four digits of the card or account, e.g. 4417"},
 		{bank.Property("operation_date"), "YYYY-MM-DD"},
 		{bank.Property("amount"), "a positive amount in roubles, e.g. 1200.50"},
 		{bank.Property("reason"), "one of: duplicate, fraud, not_received, wrong_amount"},
@@ -447,7 +458,7 @@ func TestExpected(t *testing.T) {
 
 func TestNormalizerNames(t *testing.T) {
 	t.Parallel()
-	want := []string{"amount", "date", "enum", "iata", "last4", "text"}
+	want := []string{"amount", "currency", "date", "enum", "iata", "integer", "last4", "text", "time"}
 	if got := contract.NormalizerNames(); !reflect.DeepEqual(got, want) {
 		t.Errorf("NormalizerNames() = %v, want %v", got, want)
 	}

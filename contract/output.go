@@ -77,7 +77,7 @@ func (o *Output) Shape(result any) (map[string]any, []problem.FieldError) {
 		}
 		var errs []problem.FieldError
 		walkLeaves(ve, func(e *jsonschema.ValidationError) {
-			errs = append(errs, problem.FieldError{Pointer: pointerOf(e.InstanceLocation), Message: leafMessage(e)})
+			errs = append(errs, problem.FieldError{Pointer: pointerOf(e.InstanceLocation), Message: leafMessage(e, "en")})
 		})
 		return out, errs
 	}

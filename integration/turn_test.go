@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -406,3 +408,30 @@ func TestConcurrentTurnsOnTwoInstancesLoseNothing(t *testing.T) {
 }
 
 func nowPB() *timestamppb.Timestamp { return timestamppb.New(seedNow) }
+
+// A currency inside an amount fills the contract's currency slot on a live
+// turn, and one that contradicts the named currency is refused.
+func TestAmountFillsTheCurrencySlot(t *testing.T) {
+	t.Parallel()
+	dir := contractsDir(t)
+	src, err := os.ReadFile("../contract/testdata/contracts/dining.book_table.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dining.book_table.json"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inst := startServer(t, dbtestURL(t), dir)
+	c := newConvo(t, inst.client, "dining.book_table")
+	c.locale = "en"
+	r := c.send(`{"deposit": "$1,200"}`)
+	wantSlots(t, r, map[string]any{"deposit": "1200.00", "currency": "USD"})
+	if decisionOf(r, "currency") != slotdv1.Decision_DECISION_FILLED {
+		t.Errorf("currency decision = %v, want FILLED", decisionOf(r, "currency"))
+	}
+	c2 := newConvo(t, inst.client, "dining.book_table")
+	r = c2.send(`{"deposit": "€300", "currency": "USD"}`)
+	if _, ok := slots(r)["deposit"]; ok || r.Problem == nil || r.Problem.Errors[0].Pointer != "/deposit" {
+		t.Errorf("a euro deposit with currency USD: slots %v, problem %v", slots(r), r.Problem)
+	}
+}

@@ -25,6 +25,7 @@ const (
 	TypeInternal       = Base + "internal"
 	TypeOverloaded     = Base + "overloaded"
 	TypeTooLong        = Base + "conversation-too-long"
+	TypeHandoff        = Base + "handoff"
 
 	TypeUnauthenticated  = Base + "unauthenticated"
 	TypePermissionDenied = Base + "permission-denied"

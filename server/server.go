@@ -33,6 +33,9 @@ import (
 type Config struct {
 	// Listen is the gRPC address.
 	Listen string
+	// HTTPListen is the address of the HTTP/JSON gateway (gateway.go); ""
+	// serves none. slotd serve defaults it to 127.0.0.1:8080.
+	HTTPListen string
 	// Contracts is the folder of contract files.
 	Contracts string
 	// Store is "postgres" (default) or "memory" (a demo; nothing is kept).
@@ -51,6 +54,9 @@ type Config struct {
 	// none.
 	StaleAfter time.Duration
 	TTL        time.Duration
+	// MaxAttempts is the failed attempts a slot gets before a hand-off,
+	// for slots without x-slotd.max_attempts; 0 means 3.
+	MaxAttempts int
 	// Retention is how long ended sessions are kept before the janitor
 	// purges them; 0 keeps them.
 	Retention time.Duration
@@ -58,6 +64,12 @@ type Config struct {
 	JanitorInterval time.Duration
 	// Limits bound each call; zero fields take api.DefaultLimits.
 	Limits api.Limits
+	// MetricsListen is the address of /metrics, /healthz and /readyz
+	// (observe.go); "" serves none. slotd serve defaults it to
+	// 127.0.0.1:9464.
+	MetricsListen string
+	// Pprof adds net/http/pprof to the metrics listener.
+	Pprof bool
 	// Clock is the server's clock; time.Now when nil.
 	Clock func() time.Time
 }
@@ -108,6 +120,8 @@ type Server struct {
 	store  session.Store
 	pool   *pgxpool.Pool
 	engine *session.Engine
+	gw     *gateway
+	obs    *observer
 
 	migrated chan struct{}
 }
@@ -130,6 +144,11 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	if err := keys.CheckListen(cfg.Listen); err != nil {
 		return nil, err
+	}
+	if cfg.HTTPListen != "" {
+		if err := keys.CheckListen(cfg.HTTPListen); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{cfg: cfg, log: log, migrated: make(chan struct{})}
 	switch cfg.Store {
@@ -160,8 +179,13 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("unknown store %q (postgres or memory)", cfg.Store)
 	}
-	s.engine = session.NewEngine(s.store, cat, cfg.Clock)
-	s.engine.SetDefaults(session.Defaults{StaleAfter: cfg.StaleAfter, TTL: cfg.TTL})
+	if s.obs, err = newObserver(cfg, log, cat.Names()); err != nil {
+		s.close()
+		return nil, err
+	}
+	s.obs.watchPool(s)
+	s.engine = session.NewEngine(s.obs.m.Store(s.store), cat, cfg.Clock)
+	s.engine.SetDefaults(session.Defaults{StaleAfter: cfg.StaleAfter, TTL: cfg.TTL, MaxAttempts: cfg.MaxAttempts})
 
 	s.lis, err = net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -173,8 +197,8 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	s.grpc = grpc.NewServer(
 		grpc.ForceServerCodecV2(api.Codec{}),
 		grpc.MaxRecvMsgSize(maxRecvMsgSize),
-		grpc.ChainUnaryInterceptor(guard.Recover(), keys.UnaryInterceptor(toStatus), guard.Limit()),
-		grpc.ChainStreamInterceptor(guard.RecoverStream(), keys.StreamInterceptor(toStatus)),
+		grpc.ChainUnaryInterceptor(guard.Recover(), s.obs.unary(), keys.UnaryInterceptor(toStatus), guard.Limit()),
+		grpc.ChainStreamInterceptor(guard.RecoverStream(), s.obs.stream(), keys.StreamInterceptor(toStatus)),
 	)
 	api.NewSlotService(s.engine, log).Register(s.grpc)
 	api.NewAdminService(s.engine, log, cfg.Clock).Register(s.grpc)
@@ -182,7 +206,24 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	s.setServing(false)
 	reflection.Register(s.grpc)
+	s.obs.m.GRPC.InitializeMetrics(s.grpc)
+	if cfg.HTTPListen != "" {
+		if s.gw, err = newGateway(cfg.HTTPListen, log); err != nil {
+			s.lis.Close()
+			s.close()
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// HTTPAddr is the address the HTTP/JSON gateway listens on; "" when it
+// serves none.
+func (s *Server) HTTPAddr() string {
+	if s.gw == nil {
+		return ""
+	}
+	return s.gw.lis.Addr().String()
 }
 
 // Addr is the address the gRPC server listens on.
@@ -213,25 +254,37 @@ func (s *Server) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.migrate(ctx) }()
 	}
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); s.watchHealth(ctx) }()
 	go func() { defer wg.Done(); s.janitor(ctx) }()
+	go func() { defer wg.Done(); s.obs.run(ctx, s.cfg.Pprof, s.serving) }()
 
-	errc := make(chan error, 1)
+	errc := make(chan error, 3)
 	go func() { errc <- s.grpc.Serve(s.lis) }()
-	s.log.Info("slotd serving", "addr", s.Addr(), "store", s.cfg.Store, "contracts", s.engine.Contracts().Names())
+	if s.gw != nil {
+		s.gw.serve(s.grpc, errc)
+	}
+	s.log.Info("slotd serving", "addr", s.Addr(), "http", s.HTTPAddr(), "store", s.cfg.Store, "contracts", s.engine.Contracts().Names())
 
 	var err error
 	select {
 	case err = <-errc:
+		s.grpc.Stop()
 	case <-ctx.Done():
 		s.log.Info("slotd stopping")
 		s.health.Shutdown()
+		stopBy := time.Now().Add(s.cfg.ShutdownTimeout)
+		if s.gw != nil {
+			// HTTP first: its in-flight calls need the gRPC server.
+			sctx, stop := context.WithDeadline(context.Background(), stopBy)
+			s.gw.shutdown(sctx)
+			stop()
+		}
 		done := make(chan struct{})
 		go func() { s.grpc.GracefulStop(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(s.cfg.ShutdownTimeout):
+		case <-time.After(time.Until(stopBy)):
 			s.grpc.Stop()
 		}
 	}
@@ -293,6 +346,12 @@ func (s *Server) checkHealth(ctx context.Context) {
 }
 
 func (s *Server) close() {
+	if s.obs != nil {
+		s.obs.close()
+	}
+	if s.gw != nil {
+		s.gw.close()
+	}
 	if s.pool != nil {
 		s.pool.Close()
 	}

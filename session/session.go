@@ -74,6 +74,8 @@ type Session struct {
 	// Held are a turn's raw arguments kept while the user is asked whether
 	// to resume a stale session.
 	Held map[string]any
+	// Attempts counts failed attempts per slot since its last accepted value.
+	Attempts map[string]int
 	// Completion is the stored answer of the CompleteSession that ended the
 	// session, returned again to a retry; CompletedKey is its key.
 	Completion   []byte
@@ -83,12 +85,21 @@ type Session struct {
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	EndedAt      time.Time
+	// Marks are what the session's turns have shown about the model's
+	// arguments (facts.go); kept with the session, never in a response.
+	Marks Marks
 }
 
 // Clone returns a copy sharing no maps with s.
 func (s *Session) Clone() *Session {
 	c := *s
 	c.State = s.State.Clone()
+	if s.Attempts != nil {
+		c.Attempts = make(map[string]int, len(s.Attempts))
+		for k, v := range s.Attempts {
+			c.Attempts[k] = v
+		}
+	}
 	if s.Held != nil {
 		c.Held = make(map[string]any, len(s.Held))
 		for k, v := range s.Held {

@@ -34,11 +34,23 @@ type Engine struct {
 type Defaults struct {
 	StaleAfter time.Duration
 	TTL        time.Duration
+	// MaxAttempts is how many failed attempts a slot gets before a
+	// hand-off, for slots without x-slotd.max_attempts; 0 means 3.
+	MaxAttempts int
 }
+
+// DefaultMaxAttempts: the first retry fixes most, the second fewer, the
+// third almost nothing (seed 000, section 4).
+const DefaultMaxAttempts = 3
 
 // SetDefaults sets the lifetimes used by contracts that set none; call it
 // before the engine serves.
-func (e *Engine) SetDefaults(d Defaults) { e.defaults = d }
+func (e *Engine) SetDefaults(d Defaults) {
+	if d.MaxAttempts <= 0 {
+		d.MaxAttempts = DefaultMaxAttempts
+	}
+	e.defaults = d
+}
 
 // NewEngine builds an engine; clock is the server's clock (time.Now when nil),
 // used when a turn brings none.
@@ -46,7 +58,7 @@ func NewEngine(store Store, contracts *contract.Catalog, clock func() time.Time)
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Engine{store: store, contracts: contracts, clock: clock}
+	return &Engine{store: store, contracts: contracts, clock: clock, defaults: Defaults{MaxAttempts: DefaultMaxAttempts}}
 }
 
 // Contracts is the engine's catalog.
@@ -83,6 +95,8 @@ type Result struct {
 	Notice string `json:"notice,omitempty"`
 	// Replayed is true when the response was stored by an earlier delivery.
 	Replayed bool `json:"-"`
+	// Facts are what the turn showed, for metrics and logs (facts.go).
+	Facts Facts `json:"-"`
 }
 
 // Change is a slot change as reported to the orchestrator.
@@ -106,6 +120,8 @@ type View struct {
 	CreatedAt      time.Time      `json:"created_at"`
 	UpdatedAt      time.Time      `json:"updated_at"`
 	EndedAt        time.Time      `json:"ended_at,omitzero"`
+	// Attempts counts failed attempts per slot since its last accepted value.
+	Attempts map[string]int `json:"attempts,omitempty"`
 }
 
 // Limits on a turn request; larger requests are refused before any work.
@@ -126,6 +142,10 @@ const (
 // session (or start one), replay a known turn_id, normalize and check each
 // argument, merge, decide, and persist it all in one unit of work.
 func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
+	trace := traceFrom(ctx)
+	if trace != nil {
+		trace.Request = req
+	}
 	if err := req.validate(); err != nil {
 		return nil, err
 	}
@@ -160,6 +180,9 @@ func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
 			return nil, fmt.Errorf("session: stored response of turn %s: %w", req.TurnID, err)
 		}
 		result.Replayed = true
+	}
+	if trace != nil {
+		trace.Request, trace.Result = req, result
 	}
 	return result, nil
 }
@@ -241,7 +264,7 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 	if err != nil {
 		loc = c.Location()
 	}
-	env := contract.Env{Now: req.Now, Location: loc}
+	env := contract.Env{Now: req.Now, Location: loc, Locale: s.Locale}
 	state := s.State
 
 	// Carry-over: slots of the previous tool whose names exist in this
@@ -277,7 +300,7 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 	normalized, rejected, fieldErrors := normalizeArgs(c, args, env)
 	for _, fe := range fieldErrors {
 		slot := slotName(fe.Pointer)
-		changes = append(changes, merge.Change{Slot: slot, Old: state.Slots[slot], New: fe.Input, Decision: merge.Rejected})
+		changes = append(changes, merge.Change{Slot: slot, Old: state.Slots[slot], New: receivedValue(c, slot, args[slot]), Decision: merge.Rejected})
 	}
 
 	// Merge: nulls never overwrite, irreversible changes wait.
@@ -304,11 +327,22 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 		s.Status, s.EndedAt = Cancelled, req.Now
 	}
 
+	// Capped re-asks: every refused value and every REPAIR counts against
+	// its slot, an accepted value clears the count, and a slot at its cap
+	// hands the conversation to a person instead of asking once more.
+	s.Attempts = countAttempts(s.Attempts, rejected, merged, step)
+	prob := turnProblem(fieldErrors, step)
+	if slot := e.exhausted(c, s.Attempts); slot != "" && step.Action != clarify.Cancelled {
+		step = clarify.Step{Action: clarify.Handoff, Question: &clarify.Question{Slot: slot, Text: clarify.HandoffText(in, slot)}}
+		prob = handoffProblem(c, slot, s.Attempts[slot], prob)
+		s.Status, s.EndedAt = Failed, req.Now
+	}
+
 	// Respond and persist.
 	res := &Result{
 		Action:   step.Action,
 		Question: step.Question,
-		Problem:  turnProblem(fieldErrors, step),
+		Problem:  prob,
 		Notice:   notice,
 	}
 	for _, ch := range changes {
@@ -326,6 +360,71 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 		res.Previous = &v
 	}
 	return e.finish(c, req, s, res, in.Report.Missing, changes, commit)
+}
+
+// countAttempts is the per-slot count of failed attempts after this turn.
+func countAttempts(prev map[string]int, rejected []string, merged []merge.Change, step clarify.Step) map[string]int {
+	out := make(map[string]int, len(prev)+len(rejected))
+	for k, v := range prev {
+		out[k] = v
+	}
+	for _, ch := range merged {
+		switch ch.Decision {
+		case merge.Filled, merge.Overwritten, merge.Pending, merge.Unchanged, merge.Confirmed:
+			delete(out, ch.Slot)
+		}
+	}
+	for _, slot := range rejected {
+		out[slot]++
+	}
+	if step.Action == clarify.Repair {
+		seen := map[string]bool{}
+		for _, v := range step.Violations {
+			if slot := slotName(v.Pointer); slot != "" && !seen[slot] {
+				seen[slot] = true
+				out[slot]++
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// exhausted is the first slot, in contract order, whose failed attempts
+// reached its cap (x-slotd.max_attempts, else the server's default).
+func (e *Engine) exhausted(c *contract.Contract, attempts map[string]int) string {
+	names := make([]string, 0, len(attempts))
+	for k := range attempts {
+		names = append(names, k)
+	}
+	for _, slot := range c.InOrder(names) {
+		max := e.defaults.MaxAttempts
+		if p := c.Property(slot); p != nil && p.MaxAttempts > 0 {
+			max = p.MaxAttempts
+		}
+		if max > 0 && attempts[slot] >= max {
+			return slot
+		}
+	}
+	return ""
+}
+
+// handoffProblem says why a person must take over, keeping the field errors
+// of the last attempt.
+func handoffProblem(c *contract.Contract, slot string, n int, last *problem.Problem) *problem.Problem {
+	p := &problem.Problem{
+		Type:                problem.TypeHandoff,
+		Title:               "Handed off to a person",
+		Status:              422,
+		Detail:              fmt.Sprintf("%s was not accepted after %d attempts.", slot, n),
+		OwnerActionRequired: true,
+	}
+	if last != nil {
+		p.Errors = last.Errors
+	}
+	return p
 }
 
 // resume answers RESUME: the session was idle past stale_after, so instead of
@@ -356,6 +455,7 @@ func (e *Engine) finish(c *contract.Contract, req TurnRequest, s *Session, res *
 	s.Version++
 	s.UpdatedAt = req.Now
 	s.LastAction = string(res.Action)
+	s.Marks, res.Facts = observe(c, s.Marks, res)
 	res.TurnID = req.TurnID
 	if res.Problem != nil {
 		res.Problem.Instance = "/sessions/" + s.ID + "/turns/" + req.TurnID
@@ -435,48 +535,49 @@ func mergeArgs(a, b map[string]any) map[string]any {
 	return out
 }
 
-// normalizeArgs normalizes the arguments in contract order, then unknown
-// keys in name order. It returns the values to merge, the slots whose value
-// was refused, and why.
+// normalizeArgs normalizes the arguments (contract.NormalizeArgs: known
+// ones in contract order, slots they imply such as a currency, then unknown
+// keys) and turns them into merge arguments in contract order. It returns the
+// slots whose value was refused, and why.
 func normalizeArgs(c *contract.Contract, raw map[string]any, env contract.Env) ([]merge.Arg, []string, []problem.FieldError) {
-	names := make([]string, 0, len(raw))
+	values, errs := c.NormalizeArgs(raw, env)
+	names := make([]string, 0, len(raw)+len(values))
 	for k := range raw {
 		names = append(names, k)
 	}
-	known := c.InOrder(names)
-	var unknown []string
-	for _, k := range names {
-		if c.Property(k) == nil {
-			unknown = append(unknown, k)
+	for k := range values {
+		if _, ok := raw[k]; !ok {
+			names = append(names, k) // implied by another argument
 		}
 	}
-	sort.Strings(unknown)
-
 	var args []merge.Arg
-	var rejected []string
-	var errs []problem.FieldError
-	for _, slot := range known {
-		v := raw[slot]
-		if contract.IsEmpty(v) {
+	for _, slot := range c.InOrder(names) {
+		if v, ok := values[slot]; ok {
+			args = append(args, merge.Arg{Slot: slot, Value: v})
+		} else if contract.IsEmpty(raw[slot]) {
 			args = append(args, merge.Arg{Slot: slot, Empty: true})
-			continue
 		}
-		nv, fe := c.Normalize(slot, v, env)
-		if fe != nil {
-			rejected = append(rejected, slot)
-			errs = append(errs, *fe)
-			continue
-		}
-		args = append(args, merge.Arg{Slot: slot, Value: nv})
 	}
-	for _, k := range unknown {
-		if contract.IsEmpty(raw[k]) {
-			continue // a null for a field the contract lacks says nothing
+	var rejected []string
+	for _, fe := range errs {
+		if slot := slotName(fe.Pointer); c.Property(slot) != nil {
+			rejected = append(rejected, slot)
 		}
-		_, fe := c.Normalize(k, raw[k], env)
-		errs = append(errs, *fe)
 	}
 	return args, rejected, errs
+}
+
+// receivedValue is a refused value as the response and the history keep it:
+// the JSON value received, masked for a sensitive slot, card-like numbers cut
+// to their last four digits, long strings shortened.
+func receivedValue(c *contract.Contract, slot string, raw any) any {
+	if p := c.Property(slot); p != nil && p.Sensitive {
+		return "•••"
+	}
+	if s, ok := raw.(string); ok && len(s) > 200 {
+		raw = strings.ToValidUTF8(s[:200], "") + "…"
+	}
+	return problem.RedactValue(raw)
 }
 
 // turnProblem is the problem a turn reports: refused values first, else the
@@ -529,6 +630,7 @@ func viewOf(s *Session, c *contract.Contract, missing []string) View {
 		ID: s.ID, ConversationID: s.Key.ConversationID, Tool: s.Tool, Status: s.Status,
 		Version: s.Version, Slots: copySlots(s.State.Slots), Missing: missing,
 		Locale: s.Locale, TimeZone: s.TimeZone, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, EndedAt: s.EndedAt,
+		Attempts: s.Attempts,
 	}
 	order := keys(s.State.Pending)
 	if c != nil {

@@ -17,7 +17,9 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"serve":    serve,
 	"migrate":  migrate,
 	"sessions": sessions,
+	"contract": contractCommand,
 	"script":   scriptCommand,
+	"bench":    benchCommand,
 }
 
 func main() {

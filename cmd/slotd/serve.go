@@ -35,6 +35,7 @@ func serve(ctx context.Context, args []string) error {
 	var cfg server.Config
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&cfg.Listen, "listen", env("SLOTD_LISTEN", "127.0.0.1:50051"), "gRPC address (SLOTD_LISTEN)")
+	fs.StringVar(&cfg.HTTPListen, "http-listen", env("SLOTD_HTTP_LISTEN", "127.0.0.1:8080"), "HTTP/JSON gateway address; empty serves none (SLOTD_HTTP_LISTEN)")
 	fs.StringVar(&cfg.Contracts, "contracts", env("SLOTD_CONTRACTS", "./contracts"), "folder of contract files (SLOTD_CONTRACTS)")
 	fs.StringVar(&cfg.Store, "store", env("SLOTD_STORE", "postgres"), "postgres, or memory for a demo that keeps nothing (SLOTD_STORE)")
 	fs.StringVar(&cfg.DatabaseURL, "database-url", env("SLOTD_DATABASE_URL", ""), "Postgres connection string (SLOTD_DATABASE_URL)")
@@ -44,9 +45,12 @@ func serve(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.AdminKeys, "admin-keys", "", "keys for AdminService (SLOTD_ADMIN_KEYS)")
 	fs.DurationVar(&cfg.StaleAfter, "stale-after", envDuration("SLOTD_STALE_AFTER", 30*time.Minute), "idle time before a turn asks whether to resume, for contracts without x-slotd.stale_after (SLOTD_STALE_AFTER)")
 	fs.DurationVar(&cfg.TTL, "ttl", envDuration("SLOTD_TTL", 24*time.Hour), "idle time after which a session expires, for contracts without x-slotd.ttl (SLOTD_TTL)")
+	fs.IntVar(&cfg.MaxAttempts, "max-attempts", 3, "failed attempts per slot before the conversation is handed to a person, for slots without x-slotd.max_attempts")
 	fs.DurationVar(&cfg.Retention, "retention", envDuration("SLOTD_RETENTION", 30*24*time.Hour), "how long ended sessions and their history are kept; 0 keeps them (SLOTD_RETENTION)")
 	fs.DurationVar(&cfg.JanitorInterval, "janitor-interval", envDuration("SLOTD_JANITOR_INTERVAL", time.Minute), "how often expired sessions are ended and old ones purged; 0 turns it off (SLOTD_JANITOR_INTERVAL)")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight turns may take to finish on SIGTERM")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", env("SLOTD_METRICS_LISTEN", "127.0.0.1:9464"), "address of /metrics, /healthz and /readyz; empty serves none (SLOTD_METRICS_LISTEN)")
+	fs.BoolVar(&cfg.Pprof, "pprof", os.Getenv("SLOTD_PPROF") == "true", "serve net/http/pprof under /debug/pprof/ on the metrics listener (SLOTD_PPROF=true)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

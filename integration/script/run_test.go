@@ -385,7 +385,7 @@ func TestRecordWritesExpectationsThatPass(t *testing.T) {
 	for _, has := range []string{
 		"      ask: reason\n",
 		"          amount: \"1200.50\"\n",
-		"          - {slot: reason, decision: rejected, old: duplicate, new: '\"chargeback please\"'}\n",
+		"          - {slot: reason, decision: rejected, old: duplicate, new: \"chargeback please\"}\n",
 		"          - {slot: amount, decision: ignored_null, old: \"1200.50\"}\n",
 		"      status: reset\n",
 	} {

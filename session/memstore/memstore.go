@@ -6,6 +6,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/slotd/slotd/session"
 )
@@ -62,7 +63,7 @@ func lockConversation(ctx context.Context, c *conversation) error {
 		default:
 		}
 		// Yield briefly; contention on one conversation is rare.
-		waitABit()
+		time.Sleep(50 * time.Microsecond)
 	}
 	return nil
 }

@@ -130,7 +130,7 @@ func write(ctx context.Context, tx pgx.Tx, key session.Key, c *session.Commit) e
 	b := &pgx.Batch{}
 	var activeID *string
 	queueSession := func(s *session.Session) error {
-		state, err := json.Marshal(stateDoc{State: s.State, Held: s.Held, Completion: s.Completion, CompletedKey: s.CompletedKey})
+		state, err := json.Marshal(stateDoc{State: s.State, Held: s.Held, Completion: s.Completion, CompletedKey: s.CompletedKey, Marks: s.Marks, Attempts: s.Attempts})
 		if err != nil {
 			return err
 		}
@@ -325,6 +325,7 @@ func scanSession(row pgx.Row) (*session.Session, error) {
 		return nil, fmt.Errorf("pgstore: session %s state: %w", s.ID, err)
 	}
 	s.State, s.Held, s.Completion, s.CompletedKey = doc.State, doc.Held, doc.Completion, doc.CompletedKey
+	s.Marks, s.Attempts = doc.Marks, doc.Attempts
 	if s.State.Slots == nil {
 		s.State.Slots = map[string]any{}
 	}
@@ -332,13 +333,15 @@ func scanSession(row pgx.Row) (*session.Session, error) {
 	return &s, nil
 }
 
-// stateDoc is the sessions.state column: the slots, the pending changes, and
-// the arguments held while a resume question waits.
+// stateDoc is the sessions.state column: the slots, the pending changes, the
+// arguments held while a resume question waits, and the session's marks.
 type stateDoc struct {
 	merge.State
 	Held         map[string]any  `json:"held,omitempty"`
+	Attempts     map[string]int  `json:"attempts,omitempty"`
 	Completion   json.RawMessage `json:"completion,omitempty"`
 	CompletedKey string          `json:"completed_key,omitempty"`
+	Marks        session.Marks   `json:"marks,omitzero"`
 }
 
 func jsonValue(v any) ([]byte, error) {

@@ -90,6 +90,15 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 	})
 
 	t.Run("Reset", func(t *testing.T) { testReset(t, setup(t)) })
+
+	t.Run("Lifecycle", func(t *testing.T) {
+		t.Parallel()
+		t.Run("StaleResume", func(t *testing.T) { testStaleResume(t, setup(t)) })
+		t.Run("TTLExpiry", func(t *testing.T) { testTTLExpiry(t, setup(t)) })
+		t.Run("EndSessionsSkipsBusy", func(t *testing.T) { testEndSessionsSkipsBusy(t, setup(t)) })
+		t.Run("ListAndPurge", func(t *testing.T) { testListAndPurge(t, setup(t)) })
+		t.Run("AttemptsPersist", func(t *testing.T) { testAttemptsPersist(t, setup(t)) })
+	})
 	t.Run("TopicChange", func(t *testing.T) { testTopicChange(t, setup(t)) })
 
 	t.Run("Values", func(t *testing.T) {
@@ -110,6 +119,8 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		t.Run("UpdateFuncError", func(t *testing.T) { testUpdateFuncError(t, setup(t)) })
 		t.Run("InvalidRequest", func(t *testing.T) { testInvalidRequest(t, setup(t)) })
 	})
+
+	t.Run("Facts", func(t *testing.T) { testFacts(t, setup(t)) })
 
 	t.Run("Store", func(t *testing.T) {
 		t.Parallel()

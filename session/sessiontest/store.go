@@ -291,6 +291,7 @@ func testStoreRoundTrip(t *testing.T, h *harness) {
 		LastAction: "RECONFIRM", ApprovedKey: "sd_0123456789abcdef", Locale: "ru-RU", TimeZone: "Europe/Moscow",
 		Held:      map[string]any{"amount": "1 340 ₽", "card_last4": nil},
 		CreatedAt: Now, UpdatedAt: at,
+		Marks: session.Marks{Ready: true, Flawed: true, Asked: "amount"},
 	}
 	turn := &session.TurnRecord{
 		ID: "turn-1", SessionID: s.ID, Version: 1, Action: "RECONFIRM",

@@ -1,0 +1,47 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/problem"
+)
+
+// GetToolSchema implements slotd.v1.SlotService: the tool's input schema in
+// the form the provider's strict mode accepts ("openai", "anthropic"), or
+// as written without slotd's extension ("plain", also when no provider is
+// named). The parameters are a google.protobuf.Struct, which keeps no
+// member order; `slotd contract export` prints them in contract order.
+func (s *SlotService) GetToolSchema(ctx context.Context, req *slotdv1.GetToolSchemaRequest) (*slotdv1.GetToolSchemaResponse, error) {
+	cat := s.engine.Contracts()
+	if req.GetTool() == "" {
+		return nil, Status(ctx, s.log, problem.InvalidRequest("tool", "required"))
+	}
+	c := cat.Get(req.GetTool())
+	if c == nil {
+		return nil, Status(ctx, s.log, problem.UnknownTool(req.GetTool(), cat.Names()))
+	}
+	provider := strings.ToLower(strings.TrimSpace(req.GetProvider()))
+	if provider == "" {
+		provider = contract.Plain
+	}
+	e, err := c.Export(provider)
+	if errors.Is(err, contract.ErrUnknownProvider) {
+		return nil, Status(ctx, s.log, problem.InvalidRequest("provider", "one of "+strings.Join(contract.Providers(), ", ")))
+	}
+	if err != nil {
+		return nil, Status(ctx, s.log, err)
+	}
+	params, err := structpb.NewStruct(e.Parameters())
+	if err != nil {
+		return nil, Status(ctx, s.log, err)
+	}
+	return &slotdv1.GetToolSchemaResponse{
+		Name: e.Name, Description: e.Description, Parameters: params, Provider: e.Provider, Version: e.Version,
+	}, nil
+}

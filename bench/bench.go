@@ -1,0 +1,445 @@
+// Package bench measures slotd against the limit of its own database work:
+// it drives concurrent multi-turn conversations through a real gRPC client
+// against a running slotd (or one it starts in-process), and in the same
+// run does each turn's database work directly through pgx — pgstore's own
+// statements and transaction, with the commits the engine makes for the
+// same dialogues — at the same concurrency. The ratio of the two rates is
+// what slotd costs on top of Postgres.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/migrations"
+	"github.com/slotd/slotd/server"
+	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/session/pgstore"
+)
+
+// Config is one bench run.
+type Config struct {
+	// Addr is a running slotd's gRPC address; "" starts one in-process on
+	// a throwaway database.
+	Addr string
+	// DatabaseURL is slotd's database when Addr is set; otherwise the
+	// Postgres server the throwaway database is made on.
+	DatabaseURL string
+	// Contracts is the folder of the contracts slotd serves.
+	Contracts string
+	// MetricsURL is a running slotd's /metrics, read for its memory while
+	// it is under load; an in-process slotd's is found by itself.
+	MetricsURL string
+	// TenantKey is sent as "authorization: Bearer KEY" when set.
+	TenantKey string
+	// Tenant is the tenant the direct side writes as; it must be the one
+	// TenantKey stands for, so both sides write the same keys.
+	Tenant string
+	// Conversations is how many conversations run at once, on each side.
+	Conversations int
+	// Duration bounds each side's measured run, unless Turns is set.
+	Duration time.Duration
+	// Turns bounds each side's measured run by a number of turns.
+	Turns int
+	// Warmup runs before each side's measurement and is not counted.
+	Warmup time.Duration
+	// ConversationTurns > 0 replaces the mix with flight searches of this
+	// many turns each (a long conversation).
+	ConversationTurns int
+	// Preload inserts this many sessions, with a turn and five slot
+	// changes each, before the run.
+	Preload int
+	// KeepDatabase keeps the throwaway database.
+	KeepDatabase bool
+	// ServerLog receives the in-process slotd's log (its one line per
+	// turn); nil discards it, after it was formatted all the same.
+	ServerLog io.Writer
+	// Progress receives what the bench is doing; nil is silent.
+	Progress io.Writer
+}
+
+// Side is one side's measurement.
+type Side struct {
+	Turns       int64         `json:"turns"`
+	Errors      int64         `json:"errors"`
+	Elapsed     time.Duration `json:"-"`
+	TurnsPerSec float64       `json:"turns_per_s"`
+	P50         time.Duration `json:"-"`
+	P95         time.Duration `json:"-"`
+	P99         time.Duration `json:"-"`
+	Max         time.Duration `json:"-"`
+	// FirstError is an example of what went wrong.
+	FirstError string `json:"first_error,omitempty"`
+
+	// CPU is the processor time per turn.
+	CPU CPU `json:"-"`
+
+	// Early and Late are the median latencies of the first and the last
+	// tenth of a long conversation's turns.
+	Early, Late time.Duration `json:"-"`
+}
+
+// Report is a run's outcome.
+type Report struct {
+	Config   Config
+	Mode     string // in-process or the address
+	Sessions int64  // sessions stored when the measurement started
+	Slotd    Side
+	Direct   Side
+	// Ratio is slotd's rate over the direct rate.
+	Ratio float64
+	// RSS is slotd's resident memory at its peak (in-process: the whole
+	// bench process, client included); 0 when unknown.
+	RSS      int64
+	RSSWhat  string
+	Dialogue []string
+	PoolMax  int32
+}
+
+// Run runs the bench.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Conversations < 1 {
+		return nil, errors.New("bench: at least one conversation")
+	}
+	if cfg.Duration <= 0 && cfg.Turns <= 0 {
+		return nil, errors.New("bench: give a duration or a number of turns")
+	}
+	if cfg.DatabaseURL == "" {
+		return nil, errors.New("bench: a Postgres URL is needed (--database-url or SLOTD_DATABASE_URL): the direct side and an in-process slotd use it")
+	}
+	if cfg.Contracts == "" {
+		cfg.Contracts = "./contracts"
+	}
+	progress := cfg.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	cat, err := contract.LoadDir(cfg.Contracts)
+	if err != nil {
+		return nil, err
+	}
+	dialogues := Mix()
+	if cfg.ConversationTurns > 0 {
+		dialogues = []Dialogue{Long(cfg.ConversationTurns)}
+	}
+	if err := prepare(dialogues); err != nil {
+		return nil, err
+	}
+	templates, err := captureTemplates(ctx, cat, dialogues)
+	if err != nil {
+		return nil, err
+	}
+
+	rep := &Report{Config: cfg, Mode: cfg.Addr}
+	for _, d := range dialogues {
+		rep.Dialogue = append(rep.Dialogue, d.Name)
+	}
+	dbURL := cfg.DatabaseURL
+	if cfg.Addr == "" {
+		rep.Mode = "in-process"
+		var drop func()
+		dbURL, drop, err = throwawayDatabase(ctx, cfg.DatabaseURL, cfg.KeepDatabase, progress)
+		if err != nil {
+			return nil, err
+		}
+		defer drop()
+	}
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("bench: postgres: %w", err)
+	}
+	defer pool.Close()
+	if _, err := migrations.Up(ctx, pool); err != nil {
+		return nil, fmt.Errorf("bench: migrate: %w", err)
+	}
+	rep.PoolMax = pool.Config().MaxConns
+	if cfg.Preload > 0 {
+		if err := preload(ctx, pool, cfg.Preload, progress); err != nil {
+			return nil, err
+		}
+	}
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM sessions").Scan(&rep.Sessions); err != nil {
+		return nil, fmt.Errorf("bench: count sessions: %w", err)
+	}
+
+	addr := cfg.Addr
+	var srv *server.Server
+	if addr == "" {
+		var stop func()
+		srv, stop, err = startServer(ctx, cfg, dbURL)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		addr = srv.Addr()
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("bench: slotd address %q: %w", addr, err)
+	}
+	defer conn.Close()
+	if err := waitServing(ctx, conn); err != nil {
+		return nil, err
+	}
+
+	runID := fmt.Sprintf("%x", time.Now().UnixNano())
+	client := slotdv1.NewSlotServiceClient(conn)
+	slotdTurn := func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
+		st := d.Steps[step]
+		req := &slotdv1.TurnRequest{ConversationId: conv, Tool: d.Tool, TurnId: turnID, Arguments: st.args,
+			Locale: d.Locale, TimeZone: d.Zone}
+		if st.Confirm != nil {
+			req.Confirmation = &slotdv1.Confirmation{Accept: *st.Confirm}
+		}
+		if cfg.TenantKey != "" {
+			ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+cfg.TenantKey)
+		}
+		resp, err := client.Turn(ctx, req)
+		if err != nil {
+			return err
+		}
+		if resp.Action != st.Want {
+			return fmt.Errorf("%s step %d: slotd answered %s, want %s", d.Name, step+1, resp.Action, st.Want)
+		}
+		return nil
+	}
+	store := pgstore.New(pool)
+	directTurn := func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
+		t := templates[slices.IndexFunc(dialogues, func(x Dialogue) bool { return x.Name == d.Name })][step]
+		key := session.Key{Tenant: cfg.Tenant, ConversationID: conv}
+		_, _, err := store.Turn(ctx, key, turnID, func(active *session.Session) (*session.Commit, error) {
+			return rebase(t, active, key, turnID, time.Now().UTC())
+		})
+		return err
+	}
+
+	fmt.Fprintf(progress, "slotd bench: %d conversations against slotd (%s)\n", cfg.Conversations, rep.Mode)
+	metricsURL := cfg.MetricsURL
+	rep.RSSWhat = "peak of slotd under load (its process_resident_memory_bytes)"
+	if srv != nil {
+		metricsURL = "http://" + srv.MetricsAddr() + "/metrics"
+		rep.RSSWhat = "peak under load of the bench process: slotd and its client"
+	}
+	rssPeak := sampleRSS(ctx, metricsURL)
+	rep.Slotd = drive(ctx, cfg, dialogues, "bench-"+runID+"-slotd", slotdTurn, cpuMeter{pool: pool, metricsURL: cfg.MetricsURL})
+	if rep.RSS = rssPeak(); rep.RSS == 0 {
+		rep.RSSWhat = "unknown: give --metrics-url of the slotd at --addr"
+	}
+	fmt.Fprintf(progress, "slotd bench: %d conversations of direct pgx work\n", cfg.Conversations)
+	rep.Direct = drive(ctx, cfg, dialogues, "bench-"+runID+"-direct", directTurn, cpuMeter{pool: pool})
+	if rep.Direct.TurnsPerSec > 0 {
+		rep.Ratio = rep.Slotd.TurnsPerSec / rep.Direct.TurnsPerSec
+	}
+	return rep, ctx.Err()
+}
+
+type turnFunc func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error
+
+type sample struct {
+	d   time.Duration
+	pos int32 // the turn's place in its dialogue, from 0
+}
+
+// drive runs cfg.Conversations workers, each playing dialogues one after
+// another in new conversations, first for the warmup and then measured.
+func drive(ctx context.Context, cfg Config, ds []Dialogue, prefix string, turn turnFunc, meter cpuMeter) Side {
+	if cfg.Warmup > 0 {
+		run(ctx, cfg.Conversations, 0, time.Now().Add(cfg.Warmup), ds, prefix+"-warm", turn)
+	}
+	var until time.Time
+	if cfg.Turns <= 0 {
+		until = time.Now().Add(cfg.Duration)
+	}
+	before := meter.sample(ctx)
+	start := time.Now()
+	samples, errs, firstErr := run(ctx, cfg.Conversations, cfg.Turns, until, ds, prefix, turn)
+	elapsed := time.Since(start)
+	side := summarize(samples, errs, firstErr, elapsed, longest(ds))
+	side.CPU = perTurn(before, meter.sample(ctx), side.Turns)
+	return side
+}
+
+func longest(ds []Dialogue) int {
+	n := 0
+	for _, d := range ds {
+		n = max(n, len(d.Steps))
+	}
+	return n
+}
+
+// run plays dialogues in workers until the time until or, with limit > 0,
+// until limit turns were started. A turn under way at the end is let
+// finish and counted: cancelling it would make pgx close its connection,
+// and the next run would pay for a new one.
+func run(ctx context.Context, workers, limit int, until time.Time, ds []Dialogue, prefix string, turn turnFunc) ([]sample, int64, string) {
+	var started, errs atomic.Int64
+	over := func() bool { return ctx.Err() != nil || (!until.IsZero() && !time.Now().Before(until)) }
+	var firstErr atomic.Value
+	results := make([][]sample, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var out []sample
+			for n := 0; !over(); n++ {
+				d := &ds[(w+n)%len(ds)]
+				conv := fmt.Sprintf("%s-%d-%d", prefix, w, n)
+				for step := range d.Steps {
+					if over() {
+						break
+					}
+					if limit > 0 && started.Add(1) > int64(limit) {
+						results[w] = out
+						return
+					}
+					t0 := time.Now()
+					err := turn(ctx, d, step, conv, fmt.Sprintf("%s/%d", conv, step+1))
+					elapsed := time.Since(t0)
+					if ctx.Err() != nil {
+						break // interrupted: neither a turn nor an error
+					}
+					if err != nil {
+						errs.Add(1)
+						firstErr.CompareAndSwap(nil, err.Error())
+						break // the conversation is off script: start another
+					}
+					out = append(out, sample{d: elapsed, pos: int32(step)})
+				}
+			}
+			results[w] = out
+		}()
+	}
+	wg.Wait()
+	var all []sample
+	for _, r := range results {
+		all = append(all, r...)
+	}
+	first, _ := firstErr.Load().(string)
+	return all, errs.Load(), first
+}
+
+func summarize(samples []sample, errs int64, firstErr string, elapsed time.Duration, steps int) Side {
+	s := Side{Turns: int64(len(samples)), Errors: errs, FirstError: firstErr, Elapsed: elapsed}
+	if elapsed > 0 {
+		s.TurnsPerSec = float64(len(samples)) / elapsed.Seconds()
+	}
+	if len(samples) == 0 {
+		return s
+	}
+	ds := make([]time.Duration, len(samples))
+	for i, x := range samples {
+		ds[i] = x.d
+	}
+	slices.Sort(ds)
+	s.P50, s.P95, s.P99, s.Max = percentile(ds, 50), percentile(ds, 95), percentile(ds, 99), ds[len(ds)-1]
+	if steps >= 20 {
+		tenth := int32(steps / 10)
+		var early, late []time.Duration
+		for _, x := range samples {
+			switch {
+			case x.pos < tenth:
+				early = append(early, x.d)
+			case x.pos >= int32(steps)-tenth:
+				late = append(late, x.d)
+			}
+		}
+		slices.Sort(early)
+		slices.Sort(late)
+		s.Early, s.Late = percentile(early, 50), percentile(late, 50)
+	}
+	return s
+}
+
+// percentile is the nearest-rank percentile of sorted durations.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p + 99) / 100
+	return sorted[min(max(i-1, 0), len(sorted)-1)]
+}
+
+// startServer runs slotd in this process on :0 against the database.
+func startServer(ctx context.Context, cfg Config, dbURL string) (*server.Server, func(), error) {
+	w := cfg.ServerLog
+	if w == nil {
+		w = io.Discard
+	}
+	log := slog.New(slog.NewJSONHandler(w, nil))
+	srv, err := server.New(server.Config{
+		Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", Contracts: cfg.Contracts,
+		Store: "postgres", DatabaseURL: dbURL, APIKeys: os.Getenv("SLOTD_API_KEYS"),
+		HealthInterval: 200 * time.Millisecond,
+	}, log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench: in-process slotd: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	return srv, func() { cancel(); <-done }, nil
+}
+
+func waitServing(ctx context.Context, conn *grpc.ClientConn) error {
+	hc := healthpb.NewHealthClient(conn)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		resp, err := hc.Check(cctx, &healthpb.HealthCheckRequest{})
+		cancel()
+		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("bench: slotd did not become SERVING within 30s")
+}
+
+// sampleRSS reads process_resident_memory_bytes from a /metrics URL four
+// times a second until the returned function is called, which answers the
+// largest value seen (0 when none could be read).
+func sampleRSS(ctx context.Context, metricsURL string) func() int64 {
+	if metricsURL == "" {
+		return func() int64 { return 0 }
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var peak atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if v, ok := scrape(ctx, metricsURL, "process_resident_memory_bytes"); ok && int64(v) > peak.Load() {
+				peak.Store(int64(v))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int64 {
+		cancel()
+		<-done
+		return peak.Load()
+	}
+}

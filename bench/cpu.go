@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// CPU is the processor time a side spent, divided by its turns: a measure
+// of cost that other work on the machine does not move, unlike turns/s and
+// latency. Each field is 0 when it could not be read.
+type CPU struct {
+	// Bench is this process: the gRPC client (and an in-process slotd) on
+	// the slotd side, pgx on the direct side.
+	Bench time.Duration `json:"-"`
+	// Slotd is a slotd at --addr (its process_cpu_seconds_total).
+	Slotd time.Duration `json:"-"`
+	// Postgres is the backends serving this database (only when Postgres
+	// runs on this machine: read from /proc).
+	Postgres time.Duration `json:"-"`
+}
+
+type cpuMeter struct {
+	pool       *pgxpool.Pool
+	metricsURL string
+}
+
+type cpuSample struct {
+	self, slotd time.Duration
+	postgres    map[int]time.Duration // by backend pid; nil when unreadable
+}
+
+func (m cpuMeter) sample(ctx context.Context) cpuSample {
+	var s cpuSample
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		s.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if m.metricsURL != "" {
+		if v, ok := scrape(ctx, m.metricsURL, "process_cpu_seconds_total"); ok {
+			s.slotd = time.Duration(v * float64(time.Second))
+		}
+	}
+	s.postgres = m.backends(ctx)
+	return s
+}
+
+// backends reads the processor time of each Postgres backend connected to
+// this database (one thread each) from /proc/PID/schedstat, in nanoseconds.
+func (m cpuMeter) backends(ctx context.Context) map[int]time.Duration {
+	rows, err := m.pool.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'`)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	out := map[int]time.Duration{}
+	for rows.Next() {
+		var pid int
+		if rows.Scan(&pid) != nil {
+			return nil
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+		if err != nil {
+			continue // gone since the query, or Postgres is not on this machine
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 1 {
+			return nil
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return nil
+		}
+		out[pid] = time.Duration(ns)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// perTurn is the CPU spent between two samples per turn.
+func perTurn(a, b cpuSample, turns int64) CPU {
+	if turns <= 0 {
+		return CPU{}
+	}
+	d := func(x, y time.Duration) time.Duration {
+		if x <= 0 || y <= 0 || y < x {
+			return 0
+		}
+		return (y - x) / time.Duration(turns)
+	}
+	out := CPU{Bench: d(a.self, b.self), Slotd: d(a.slotd, b.slotd)}
+	if a.postgres != nil && b.postgres != nil {
+		// Per backend: a connection opened during the run counts from zero,
+		// one closed during it keeps what it spent before the end unseen.
+		var pg time.Duration
+		for pid, t := range b.postgres {
+			pg += t - a.postgres[pid]
+		}
+		out.Postgres = pg / time.Duration(turns)
+	}
+	return out
+}
+
+// scrape reads one unlabelled sample from a Prometheus /metrics page.
+func scrape(ctx context.Context, metricsURL, name string) (float64, bool) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL, nil)
+	if err != nil {
+		return 0, false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/slotd/slotd/dbtest"
+)
+
+// benchLine is the part of slotd bench --json the tests read.
+type benchLine struct {
+	Sessions int64 `json:"sessions_at_start"`
+	Slotd    struct {
+		Turns       int64   `json:"turns"`
+		Errors      int64   `json:"errors"`
+		TurnsPerSec float64 `json:"turns_per_s"`
+		P99         float64 `json:"p99_ms"`
+	} `json:"slotd_side"`
+	Direct struct {
+		Turns       int64   `json:"turns"`
+		Errors      int64   `json:"errors"`
+		TurnsPerSec float64 `json:"turns_per_s"`
+	} `json:"direct_side"`
+	Ratio float64 `json:"ratio"`
+}
+
+// runBench runs slotd bench and returns its output, its progress and its
+// JSON line.
+func runBench(t *testing.T, args ...string) (string, string, benchLine) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	full := append([]string{"--database-url", dbtest.AdminURL(), "--contracts", "../../contracts", "--json"}, args...)
+	if err := benchRun(context.Background(), full, &out, &errOut); err != nil {
+		t.Fatalf("slotd bench %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out.String(), errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var got benchLine
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
+		t.Fatalf("the last line of slotd bench --json is not JSON: %v\n%s", err, out.String())
+	}
+	return out.String(), errOut.String(), got
+}
+
+func TestBenchInProcess(t *testing.T) {
+	t.Parallel()
+	out, _, got := runBench(t, "--duration", "400ms", "--warmup", "0", "--conversations", "3", "--preload", "40")
+	for _, want := range []string{"slotd (gRPC)", "direct (pgx)", "p99", "ratio slotd/direct", "CPU per turn"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	if got.Slotd.Turns == 0 || got.Direct.Turns == 0 || got.Slotd.Errors != 0 || got.Direct.Errors != 0 {
+		t.Errorf("turns slotd %d direct %d, errors %d and %d; want turns on both sides and no errors\n%s",
+			got.Slotd.Turns, got.Direct.Turns, got.Slotd.Errors, got.Direct.Errors, out)
+	}
+	if got.Sessions < 40 {
+		t.Errorf("sessions at the start = %d, want the 40 preloaded", got.Sessions)
+	}
+	if got.Ratio <= 0 || got.Slotd.P99 <= 0 {
+		t.Errorf("ratio %v, p99 %v ms; want both positive", got.Ratio, got.Slotd.P99)
+	}
+}
+
+// TestBenchLongConversations counts turns instead of time, on conversations
+// of 25 turns, and leaves no database behind.
+func TestBenchLongConversations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	out, progress, got := runBench(t, "--turns", "60", "--warmup", "0", "--conversations", "2", "--conversation-turns", "25")
+	if got.Slotd.Turns != 60 || got.Direct.Turns != 60 {
+		t.Errorf("turns slotd %d direct %d, want 60 each\n%s", got.Slotd.Turns, got.Direct.Turns, out)
+	}
+	if !strings.Contains(out, "first vs last tenth") {
+		t.Errorf("a long conversation's table lacks the first/last tenth line:\n%s", out)
+	}
+	m := regexp.MustCompile(`throwaway database (slotd_bench_[0-9a-f]+)`).FindStringSubmatch(progress)
+	if m == nil {
+		t.Fatalf("the progress does not name the throwaway database:\n%s", progress)
+	}
+	conn, err := pgx.Connect(ctx, dbtest.AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var left bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)", m[1]).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left {
+		t.Errorf("the bench left its database %s behind", m[1])
+	}
+}
+
+func TestBenchRefusesWithoutDatabase(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	err := benchRun(context.Background(), []string{"--database-url", "", "--contracts", "../../contracts", "-q"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "Postgres URL") {
+		t.Errorf("slotd bench without a database: %v, want an error that asks for a Postgres URL", err)
+	}
+}

@@ -1,0 +1,94 @@
+// @ts-check
+// The card dispute of seed 000 as an orchestrator drives it: the model's
+// dirty tool-call arguments go to slotd every turn, and slotd's action says
+// what to do next. Prints each question; exits 1 when a step's action is not
+// the expected one.
+//
+//   SLOTD_ADDR=127.0.0.1:50051 [SLOTD_API_KEY=...] node dispute.mjs
+import { randomUUID } from 'node:crypto';
+
+import { SlotdClient, fromStruct } from './slotd.mjs';
+
+const addr = process.env.SLOTD_ADDR ?? '127.0.0.1:50051';
+const slotd = new SlotdClient(addr, { apiKey: process.env.SLOTD_API_KEY });
+
+const conversation_id = `node-example-${randomUUID()}`;
+const tool = 'bank.open_dispute';
+// The seed's clock: the day after the disputed payment, in Moscow.
+const now = { seconds: String(Date.parse('2026-08-23T13:00:00+03:00') / 1000), nanos: 0 };
+
+/** What the user says, what the model extracted, and the action slotd must answer. */
+const steps = [
+  { user: 'Списали дважды вчера 1 200,50 по карте на 4417',
+    args: { card_last4: '•• 4417', operation_date: 'вчера', amount: '1 200,50 ₽' }, expect: 'ACTION_ASK' },
+  { user: 'Да, дубль', args: { reason: 'Duplicate' }, expect: 'ACTION_ASK' },
+  { user: 'Первая была op-20260822-0117',
+    args: { original_operation_id: 'op-20260822-0117', reason: null, amount: '' }, expect: 'ACTION_CONFIRM' },
+  { user: 'Да, всё верно', confirm: true, expect: 'ACTION_READY' },
+];
+
+let failed = false;
+let ready = null;
+try {
+  // The schema to give the model as the tool's parameters. The model calls
+  // the tool by the provider's name (OpenAI's names have no dots): map it
+  // back to the contract's name for slotd.
+  const schema = await slotd.toolSchema(tool, 'openai');
+  const toolByName = { [schema.name]: tool };
+  console.log(`tool for the model: ${schema.name} (slotd's ${toolByName[schema.name]}), ` +
+    `properties ${Object.keys(schema.parameters?.properties ?? {}).join(', ')}`);
+
+  for (const [i, step] of steps.entries()) {
+    const req = { conversation_id, tool, locale: 'ru', time_zone: 'Europe/Moscow', now };
+    if (step.args) Object.assign(req, { arguments: step.args });
+    if (step.confirm !== undefined) Object.assign(req, { confirmation: { accept: step.confirm } });
+    const { response: r, attempts } = await slotd.turn(req);
+
+    console.log(`\nstep ${i + 1} user: ${step.user}`);
+    for (const ch of r.changes ?? []) if (ch.message) console.log(`  slotd says: ${ch.message}`);
+    switch (r.action) {
+      case 'ACTION_ASK': // say the question
+      case 'ACTION_RECONFIRM': // ask, then send {confirmation: {accept}}
+      case 'ACTION_CONFIRM':
+        console.log(`  ${r.action}: ${r.question.text}`);
+        if (r.question.allowed_values?.length) console.log(`  allowed: ${r.question.allowed_values.join(', ')}`);
+        break;
+      case 'ACTION_READY': // call the backend with the idempotency key, then CompleteSession
+        console.log(`  ACTION_READY: call the backend with ${JSON.stringify(fromStruct(r.arguments))}, key ${r.idempotency_key}`);
+        ready = r;
+        break;
+      case 'ACTION_REPAIR': // hand the problem with its allowed values back to the model
+        console.log(`  ACTION_REPAIR: ${JSON.stringify(r.problem)}`);
+        break;
+      default:
+        console.log(`  ${r.action}`);
+    }
+    if (r.problem) console.log(`  problem for the model: ${r.problem.title}`);
+    if (attempts > 1) console.log(`  (took ${attempts} attempts)`);
+    if (r.action !== step.expect) {
+      console.error(`step ${i + 1}: expected ${step.expect}, got ${r.action}`);
+      failed = true;
+      break;
+    }
+  }
+
+  if (!failed && ready) {
+    // The backend accepted the dispute: record it; the output goes back to the model.
+    const done = await slotd.completeSession({
+      conversation_id, idempotency_key: ready.idempotency_key,
+      result: { status: 'accepted', case_id: 'DSP-7781', review_deadline: '2026-09-22' },
+    });
+    console.log(`\ncompleted: ${done.session.status}, output for the model ${JSON.stringify(fromStruct(done.output))}`);
+    if (done.session.status !== 'SESSION_STATUS_COMPLETED') {
+      console.error(`CompleteSession: expected SESSION_STATUS_COMPLETED, got ${done.session.status}`);
+      failed = true;
+    }
+  }
+} catch (err) {
+  const e = /** @type {any} */ (err);
+  console.error(`slotd call failed: ${e.message}${e.problem ? ` — ${JSON.stringify(e.problem)}` : ''}`);
+  failed = true;
+} finally {
+  slotd.close();
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,214 @@
+// Package metrics owns slotd's Prometheus collectors: how long turns take
+// and what they answer, what the model's arguments were like (first-attempt
+// validity, re-asks, repairs, refused values), how sessions end, the gRPC
+// server's calls and the Postgres pool. It is fed at the edges — the gRPC
+// interceptor reports each turn with its session.Facts, and a wrapper of
+// the session.Store reports every commit written — never from inside the
+// engine, whose merge and clarify stay pure.
+//
+// Every label value is a name the contracts define or a fixed word, never a
+// value a caller sent: a tool the catalog lacks is counted as "other", so
+// no request can grow the number of series.
+package metrics
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/slotd/slotd/session"
+)
+
+// OtherTool is the tool label of a turn naming a tool the catalog lacks.
+const OtherTool = "other"
+
+// ErrorAction is the action label of a turn that failed with a gRPC error.
+const ErrorAction = "ERROR"
+
+// LatencyBuckets are the turn latency histogram's buckets in seconds: fine
+// below 20 ms, where a healthy turn lands.
+var LatencyBuckets = []float64{.00025, .0005, .001, .002, .003, .005, .0075, .01, .015, .02, .03, .05, .1, .25, .5, 1, 2.5, 5}
+
+// Metrics is one slotd's collectors, on a registry of its own so that
+// several servers can live in one process (tests, the bench).
+type Metrics struct {
+	reg   *prometheus.Registry
+	tools map[string]bool
+
+	// GRPC is the gRPC server's call metrics
+	// (grpc_server_handled_total, grpc_server_handling_seconds, ...).
+	GRPC *grpcprom.ServerMetrics
+
+	turnSeconds *prometheus.HistogramVec
+	actions     *prometheus.CounterVec
+	replays     *prometheus.CounterVec
+	failures    *prometheus.CounterVec
+	inFlight    prometheus.Gauge
+	ready       *prometheus.CounterVec
+	reasks      *prometheus.CounterVec
+	repairs     *prometheus.CounterVec
+	rejected    *prometheus.CounterVec
+	resumes     *prometheus.CounterVec
+	ended       *prometheus.CounterVec
+	fallbacks   *prometheus.CounterVec
+}
+
+// New makes the collectors for a catalog of tools and registers them with
+// the Go runtime's and the process's.
+func New(tools []string) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), tools: map[string]bool{}}
+	for _, t := range tools {
+		m.tools[t] = true
+	}
+	m.GRPC = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(grpcprom.WithHistogramBuckets(LatencyBuckets)))
+	m.turnSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "slotd_turn_duration_seconds",
+		Help:    "Time to answer a turn, from the call's arrival to its response, by tool and action (ERROR when the call failed).",
+		Buckets: LatencyBuckets,
+	}, []string{"tool", "action"})
+	m.actions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_turn_actions_total",
+		Help: "Turns applied, by tool and the action they answered (ASK, RECONFIRM, CONFIRM, READY, REPAIR, RESUME, CANCELLED); replays are not counted.",
+	}, []string{"tool", "action"})
+	m.replays = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_turn_replays_total",
+		Help: "Turns answered from the stored response because their turn_id was seen before (client retries).",
+	}, []string{"tool"})
+	m.failures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_turn_failures_total",
+		Help: "Turns that failed with a gRPC error, by tool and gRPC code.",
+	}, []string{"tool", "code"})
+	m.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "slotd_turns_in_flight",
+		Help: "Turns being answered right now.",
+	})
+	m.ready = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_sessions_ready_total",
+		Help: "Sessions that answered READY for the first time, by tool; first_attempt=\"true\" when no turn before refused a value or answered REPAIR. First-attempt validity = first_attempt=\"true\" / all.",
+	}, []string{"tool", "first_attempt"})
+	m.reasks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_reasks_total",
+		Help: "Questions asked again about the slot the previous turn asked about, by tool and slot.",
+	}, []string{"tool", "slot"})
+	m.repairs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_repairs_total",
+		Help: "Violations of the contract's cross-field rules answered with REPAIR, by tool and field (_root for a rule of the whole object).",
+	}, []string{"tool", "field"})
+	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_rejected_values_total",
+		Help: "Argument values refused and not stored, by tool and the normalizer of their slot (schema when it has none, unknown_argument for a name the contract lacks).",
+	}, []string{"tool", "normalizer"})
+	m.resumes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_stale_resumes_total",
+		Help: "Turns that found their session idle past stale_after and asked whether to go on (RESUME).",
+	}, []string{"tool"})
+	m.ended = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_sessions_ended_total",
+		Help: "Sessions ended, by tool and status (completed, failed, cancelled, abandoned, expired, reset): expiries and resets among them.",
+	}, []string{"tool", "status"})
+	m.fallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_fallbacks_total",
+		Help: "Sessions that ended without ever answering READY, by tool and how they ended.",
+	}, []string{"tool", "status"})
+
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.GRPC, m.turnSeconds, m.actions, m.replays, m.failures, m.inFlight, m.ready,
+		m.reasks, m.repairs, m.rejected, m.resumes, m.ended, m.fallbacks,
+	)
+	// Series a rate is taken of exist from the start, at zero.
+	for t := range m.tools {
+		m.ready.WithLabelValues(t, "true")
+		m.ready.WithLabelValues(t, "false")
+		m.resumes.WithLabelValues(t)
+		m.replays.WithLabelValues(t)
+	}
+	return m
+}
+
+// Registry is the registry the collectors are on.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the registry in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Tool is the label for a tool name: itself when the catalog has it, else
+// OtherTool.
+func (m *Metrics) Tool(name string) string {
+	if m.tools[name] {
+		return name
+	}
+	return OtherTool
+}
+
+// Turn is one turn as the gRPC adapter answered it.
+type Turn struct {
+	// Tool is the requested tool; Metrics turns it into a label.
+	Tool string
+	// Action is the action answered; "" when the call failed.
+	Action string
+	// Code is the gRPC code name of a failed call.
+	Code     string
+	Duration time.Duration
+	Replayed bool
+	// Facts are the engine's facts of an applied turn; none for a replay
+	// or a failure.
+	Facts session.Facts
+}
+
+// TurnStarted counts a turn in flight until TurnDone reports it.
+func (m *Metrics) TurnStarted() { m.inFlight.Inc() }
+
+// TurnDone observes a turn that TurnStarted counted.
+func (m *Metrics) TurnDone(t Turn) {
+	m.inFlight.Dec()
+	tool := m.Tool(t.Tool)
+	action := t.Action
+	if action == "" {
+		action = ErrorAction
+		m.failures.WithLabelValues(tool, t.Code).Inc()
+	}
+	m.turnSeconds.WithLabelValues(tool, action).Observe(t.Duration.Seconds())
+	switch {
+	case t.Action == "":
+		return
+	case t.Replayed:
+		m.replays.WithLabelValues(tool).Inc()
+		return
+	}
+	m.actions.WithLabelValues(tool, action).Inc()
+	if action == "RESUME" {
+		m.resumes.WithLabelValues(tool).Inc()
+	}
+	f := t.Facts
+	for _, r := range f.Rejected {
+		m.rejected.WithLabelValues(tool, r.Normalizer).Inc()
+	}
+	for _, field := range slices.Compact(slices.Sorted(slices.Values(f.Repaired))) {
+		m.repairs.WithLabelValues(tool, field).Inc()
+	}
+	if f.Reasked != "" {
+		m.reasks.WithLabelValues(tool, f.Reasked).Inc()
+	}
+	if f.FirstReady {
+		m.ready.WithLabelValues(tool, strconv.FormatBool(f.FirstAttempt)).Inc()
+	}
+}
+
+// sessionEnded observes a session a written commit ended.
+func (m *Metrics) sessionEnded(s *session.Session) {
+	tool, status := m.Tool(s.Tool), string(s.Status)
+	m.ended.WithLabelValues(tool, status).Inc()
+	if !s.Marks.Ready {
+		m.fallbacks.WithLabelValues(tool, status).Inc()
+	}
+}

@@ -1,0 +1,112 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/session/memstore"
+	"github.com/slotd/slotd/session/sessiontest"
+)
+
+func want(t *testing.T, what string, got, want float64) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+func TestTurnDone(t *testing.T) {
+	t.Parallel()
+	m := New([]string{"bank.open_dispute"})
+	for range 3 {
+		m.TurnStarted()
+	}
+	m.TurnDone(Turn{Tool: "bank.open_dispute", Action: "ASK", Duration: 3 * time.Millisecond, Facts: session.Facts{
+		Rejected: []session.Rejection{{Slot: "amount", Normalizer: "amount"}, {Slot: "card_last4", Normalizer: "last4"}},
+		Reasked:  "reason",
+	}})
+	m.TurnDone(Turn{Tool: "bank.open_dispute", Action: "READY", Replayed: true, Facts: session.Facts{FirstReady: true}})
+	m.TurnDone(Turn{Tool: "made.up", Code: "NotFound"})
+
+	want(t, "in flight", testutil.ToFloat64(m.inFlight), 0)
+	want(t, "ASK", testutil.ToFloat64(m.actions.WithLabelValues("bank.open_dispute", "ASK")), 1)
+	want(t, "READY (a replay)", testutil.ToFloat64(m.actions.WithLabelValues("bank.open_dispute", "READY")), 0)
+	want(t, "replays", testutil.ToFloat64(m.replays.WithLabelValues("bank.open_dispute")), 1)
+	want(t, "first READY of a replay", testutil.ToFloat64(m.ready.WithLabelValues("bank.open_dispute", "false")), 0)
+	want(t, "rejected by amount", testutil.ToFloat64(m.rejected.WithLabelValues("bank.open_dispute", "amount")), 1)
+	want(t, "rejected by last4", testutil.ToFloat64(m.rejected.WithLabelValues("bank.open_dispute", "last4")), 1)
+	want(t, "re-asks of reason", testutil.ToFloat64(m.reasks.WithLabelValues("bank.open_dispute", "reason")), 1)
+	want(t, "failures of an unknown tool", testutil.ToFloat64(m.failures.WithLabelValues(OtherTool, "NotFound")), 1)
+	if n := testutil.CollectAndCount(m.turnSeconds); n != 3 {
+		t.Errorf("latency series = %d, want 3 (ASK, READY, ERROR)", n)
+	}
+	if n := testutil.CollectAndCount(m.failures); n != 1 {
+		t.Errorf("failure series = %d, want 1: a made-up tool must not add its own", n)
+	}
+}
+
+func TestRepairsCountFieldsOncePerTurn(t *testing.T) {
+	t.Parallel()
+	m := New([]string{"t"})
+	m.TurnStarted()
+	m.TurnDone(Turn{Tool: "t", Action: "REPAIR", Facts: session.Facts{Repaired: []string{"amount", "_root", "amount"}}})
+	want(t, "repairs of amount", testutil.ToFloat64(m.repairs.WithLabelValues("t", "amount")), 1)
+	want(t, "repairs of the object", testutil.ToFloat64(m.repairs.WithLabelValues("t", "_root")), 1)
+}
+
+// TestStoreCountsWrittenEnds drives the engine on a wrapped memory store:
+// only sessions a written commit ended are counted, a dry run is not.
+func TestStoreCountsWrittenEnds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cat := sessiontest.Catalog(t)
+	m := New(cat.Names())
+	now := sessiontest.Now
+	st := m.Store(memstore.New())
+	engine := session.NewEngine(st, cat, func() time.Time { return now })
+	turn := func(conv, tool string, args map[string]any) *session.Result {
+		t.Helper()
+		res, err := engine.Turn(ctx, session.TurnRequest{ConversationID: conv, Tool: tool, TurnID: conv + tool + time.Now().String(), Arguments: args})
+		if err != nil {
+			t.Fatalf("Turn: %v", err)
+		}
+		return res
+	}
+	turn("a", sessiontest.Flights, map[string]any{"from": "MAD", "to": "KBP", "date": "2026-09-01"}) // READY
+	turn("b", sessiontest.Flights, map[string]any{"from": "MAD"})
+
+	// A dry run ends nothing.
+	idle := session.Filter{AnyTenant: true, IdleBefore: now.Add(time.Minute)}
+	if ids, err := engine.ResetStale(ctx, idle, true, now); err != nil || len(ids) != 2 {
+		t.Fatalf("dry ResetStale = %v, %v; want two ids", ids, err)
+	}
+	want(t, "ended after a dry run", testutil.ToFloat64(m.ended.WithLabelValues(sessiontest.Flights, "reset")), 0)
+
+	if ids, err := engine.ResetStale(ctx, idle, false, now); err != nil || len(ids) != 2 {
+		t.Fatalf("ResetStale = %v, %v; want two ids", ids, err)
+	}
+	want(t, "ended", testutil.ToFloat64(m.ended.WithLabelValues(sessiontest.Flights, "reset")), 2)
+	want(t, "fallbacks (the one never READY)", testutil.ToFloat64(m.fallbacks.WithLabelValues(sessiontest.Flights, "reset")), 1)
+
+	// A unit of work that fails writes nothing and counts nothing.
+	boom := errors.New("boom")
+	turn("c", sessiontest.Flights, map[string]any{"from": "MAD"})
+	err := st.Update(ctx, session.Lookup{ConversationID: "c"}, func(s *session.Session) (*session.Commit, error) {
+		ended := s.Clone()
+		ended.Status, ended.Version = session.Reset, s.Version+1
+		return &session.Commit{Ended: []*session.Session{ended}}, boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Update = %v, want %v", err, boom)
+	}
+	want(t, "ended after a failed update", testutil.ToFloat64(m.ended.WithLabelValues(sessiontest.Flights, "reset")), 2)
+
+	// A change of topic ends the session within the turn.
+	turn("c", sessiontest.Dispute, map[string]any{"card_last4": "4417"})
+	want(t, "abandoned", testutil.ToFloat64(m.fallbacks.WithLabelValues(sessiontest.Flights, "abandoned")), 1)
+}

@@ -1,0 +1,282 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/slotd/slotd/api/openapi"
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/problem"
+)
+
+// The HTTP/JSON gateway (grpc-gateway) answers on its own listener. It calls
+// this server's gRPC services over an in-process connection, so every
+// interceptor (auth, limits, recovery) applies to an HTTP call exactly as to
+// a gRPC one, and its errors are the same problems, sent as
+// application/problem+json.
+
+const (
+	// maxHTTPBody bounds a request body; the gRPC limits (api.Limits) then
+	// bound the decoded request as for any gRPC call.
+	maxHTTPBody = 4 << 20
+	// ProblemContentType is the media type of an error body (RFC 9457).
+	ProblemContentType = "application/problem+json"
+	// OpenAPIPath serves the OpenAPI document of the HTTP API.
+	OpenAPIPath = "/v1/openapi.json"
+	// HealthPath answers 200 when slotd is SERVING, 503 otherwise.
+	HealthPath = "/healthz"
+)
+
+type gateway struct {
+	lis    net.Listener
+	inproc *bufconn.Listener
+	conn   *grpc.ClientConn
+	http   *http.Server
+}
+
+// newGateway binds the HTTP listener and connects the mux to the gRPC
+// server through an in-process listener that Run serves.
+func newGateway(addr string, log *slog.Logger) (*gateway, error) {
+	g := &gateway{inproc: bufconn.Listen(1 << 20)}
+	conn, err := grpc.NewClient("passthrough:///slotd-inproc",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return g.inproc.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+	)
+	if err != nil {
+		return nil, err
+	}
+	g.conn = conn
+	mux := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
+			// Proto field names, as in the proto, the OpenAPI document and
+			// the problem documents. Scalars and lists are always present
+			// ("retryable": false, "missing": []) so that a JSON client needs
+			// no defaults of its own; unset messages stay absent. Unknown
+			// fields are refused: a misspelt field is an error, not a
+			// silently empty slot.
+			MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true},
+			UnmarshalOptions: protojson.UnmarshalOptions{},
+		}),
+		runtime.WithIncomingHeaderMatcher(incomingHeader),
+		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
+		runtime.WithErrorHandler(writeProblem),
+		runtime.WithRoutingErrorHandler(routingProblem),
+		runtime.WithHealthzEndpoint(healthpb.NewHealthClient(conn)),
+	)
+	ctx := context.Background()
+	if err := slotdv1.RegisterSlotServiceHandler(ctx, mux, conn); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if err := slotdv1.RegisterAdminServiceHandler(ctx, mux, conn); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if err := mux.HandlePath(http.MethodGet, OpenAPIPath, func(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openapi.Document)
+	}); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	g.lis, err = net.Listen("tcp", addr)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	g.http = &http.Server{
+		Handler:           limitBody(mux),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return g, nil
+}
+
+// serve runs the gRPC server on the in-process listener and the HTTP server
+// on its own; the first error of either is sent to errc.
+func (g *gateway) serve(srv *grpc.Server, errc chan<- error) {
+	go func() { errc <- srv.Serve(g.inproc) }()
+	go func() {
+		if err := g.http.Serve(g.lis); !errors.Is(err, http.ErrServerClosed) {
+			errc <- err
+		}
+	}()
+}
+
+// shutdown lets in-flight HTTP calls finish (they need the gRPC server,
+// which stops after) until ctx ends, then cuts the rest.
+func (g *gateway) shutdown(ctx context.Context) {
+	if err := g.http.Shutdown(ctx); err != nil {
+		_ = g.http.Close()
+	}
+}
+
+func (g *gateway) close() {
+	if g.conn != nil {
+		g.conn.Close()
+	}
+	if g.lis != nil {
+		g.lis.Close()
+	}
+}
+
+// limitBody refuses bodies over maxHTTPBody: with 413 when the length is
+// declared, and as a malformed request when a chunked body runs over.
+func limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > maxHTTPBody {
+			sendProblem(w, http.StatusRequestEntityTooLarge, problem.Problem{
+				Type: problem.TypeInvalidRequest, Title: "The request is too large",
+				Detail:              "the body is over " + strconv.Itoa(maxHTTPBody) + " bytes",
+				OwnerActionRequired: true,
+			})
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxHTTPBody)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Headers that pass between HTTP and gRPC under their own names; others
+// follow grpc-gateway's defaults (Authorization passes through as
+// "authorization" metadata; Grpc-Metadata-* both ways).
+var passHeaders = map[string]string{
+	"slotd-replayed": "Slotd-Replayed",
+	"x-request-id":   "X-Request-Id",
+}
+
+func incomingHeader(key string) (string, bool) {
+	if k := strings.ToLower(key); passHeaders[k] != "" {
+		return k, true
+	}
+	return runtime.DefaultHeaderMatcher(key)
+}
+
+func outgoingHeader(key string) (string, bool) {
+	if h, ok := passHeaders[key]; ok {
+		return h, true
+	}
+	if key == "content-type" {
+		return "", false
+	}
+	return runtime.MetadataHeaderPrefix + key, true
+}
+
+// writeProblem is the gateway's error handler: the Problem in the status
+// details (every error slotd's services return carries one), or one made
+// from the code for errors of the gateway or the transport, as an RFC 9457
+// document whose status is the HTTP status of the gRPC code.
+func writeProblem(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	st := status.Convert(err)
+	code := st.Code()
+	httpStatus := runtime.HTTPStatusFromCode(code)
+	p, ok := problemFromStatus(st)
+	if !ok {
+		p = problemFromCode(code, st.Message())
+	}
+	if md, ok := runtime.ServerMetadataFromContext(ctx); ok {
+		if ids := md.HeaderMD.Get("x-request-id"); len(ids) == 1 {
+			w.Header().Set("X-Request-Id", ids[0])
+		}
+	}
+	sendProblem(w, httpStatus, p)
+}
+
+func routingProblem(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
+	p := problem.Problem{Type: problem.TypeNotFound, Title: "Not found", OwnerActionRequired: true,
+		Detail: "no such HTTP route; the routes are in " + OpenAPIPath}
+	if httpStatus == http.StatusMethodNotAllowed {
+		p = problem.Problem{Type: problem.TypeInvalidRequest, Title: "Method not allowed", OwnerActionRequired: true,
+			Detail: r.Method + " is not allowed here; the routes are in " + OpenAPIPath}
+	}
+	sendProblem(w, httpStatus, p)
+}
+
+func sendProblem(w http.ResponseWriter, httpStatus int, p problem.Problem) {
+	// RFC 9457: the status member, when present, is the HTTP status.
+	p.Status = httpStatus
+	body, err := json.Marshal(p)
+	if err != nil {
+		httpStatus, body = http.StatusInternalServerError, []byte(`{"type":"`+problem.TypeInternal+`","title":"Internal error","status":500}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", ProblemContentType)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if p.RetryAfterSeconds > 0 {
+		h.Set("Retry-After", strconv.Itoa(p.RetryAfterSeconds))
+	}
+	w.WriteHeader(httpStatus)
+	_, _ = w.Write(body)
+}
+
+func problemFromStatus(st *status.Status) (problem.Problem, bool) {
+	for _, d := range st.Details() {
+		pb, ok := d.(*slotdv1.Problem)
+		if !ok {
+			continue
+		}
+		p := problem.Problem{
+			Type: pb.GetType(), Title: pb.GetTitle(), Status: int(pb.GetStatus()), Detail: pb.GetDetail(),
+			Instance: pb.GetInstance(), Retryable: pb.GetRetryable(), RetryAfterSeconds: int(pb.GetRetryAfterSeconds()),
+			OwnerActionRequired: pb.GetOwnerActionRequired(),
+		}
+		for _, e := range pb.GetErrors() {
+			p.Errors = append(p.Errors, problem.FieldError{Pointer: e.GetPointer(), Input: e.GetInput(),
+				Message: e.GetMessage(), Allowed: e.GetAllowedValues(), Format: e.GetFormat()})
+		}
+		return p, true
+	}
+	return problem.Problem{}, false
+}
+
+// problemFromCode covers what never reached slotd's services: a body the
+// gateway could not decode, a connection that broke, a health check that
+// said NOT_SERVING. The message of a decoding error helps fix the call; it
+// is redacted as any echoed input is.
+func problemFromCode(code codes.Code, msg string) problem.Problem {
+	switch code {
+	case codes.InvalidArgument:
+		return problem.Problem{Type: problem.TypeInvalidRequest, Title: "The request is malformed",
+			Detail: cut(problem.Redact(msg), 300), OwnerActionRequired: true}
+	case codes.Unavailable:
+		return problem.Problem{Type: problem.TypeUnavailable, Title: "slotd is unavailable",
+			Detail: "Retrying with the same turn_id is safe.", Retryable: true, RetryAfterSeconds: 1}
+	case codes.DeadlineExceeded:
+		return problem.Problem{Type: problem.TypeUnavailable, Title: "The deadline passed",
+			Detail: "The turn may or may not have been applied; retrying with the same turn_id is safe.", Retryable: true}
+	case codes.Canceled:
+		return problem.Problem{Type: problem.TypeUnavailable, Title: "The call was cancelled", Retryable: true}
+	case codes.NotFound:
+		return problem.Problem{Type: problem.TypeNotFound, Title: "Not found"}
+	case codes.Unimplemented:
+		return problem.Problem{Type: problem.TypeInternal, Title: "Not implemented by this server", OwnerActionRequired: true}
+	case codes.ResourceExhausted:
+		return problem.Problem{Type: problem.TypeInvalidRequest, Title: "The request is too large", OwnerActionRequired: true}
+	}
+	return problem.Problem{Type: problem.TypeInternal, Title: "Internal error", OwnerActionRequired: true}
+}
+
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

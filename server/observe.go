@@ -1,0 +1,228 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/slotd/slotd/api"
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/metrics"
+	"github.com/slotd/slotd/problem"
+	"github.com/slotd/slotd/session"
+)
+
+// observer is what operators see of slotd: Prometheus metrics, one log
+// line per turn, and an HTTP listener with /metrics, /healthz, /readyz
+// (and pprof when asked for).
+type observer struct {
+	m   *metrics.Metrics
+	log *slog.Logger
+	lis net.Listener // nil when Config.MetricsListen is ""
+	srv *http.Server
+}
+
+// newObserver makes the collectors and binds the metrics listener, so that
+// a busy port fails New like the gRPC one does.
+func newObserver(cfg Config, log *slog.Logger, tools []string) (*observer, error) {
+	o := &observer{m: metrics.New(tools), log: log}
+	if cfg.MetricsListen == "" {
+		return o, nil
+	}
+	lis, err := net.Listen("tcp", cfg.MetricsListen)
+	if err != nil {
+		return nil, err
+	}
+	o.lis = lis
+	if cfg.Pprof {
+		if host, _, err := net.SplitHostPort(cfg.MetricsListen); err != nil || !net.ParseIP(host).IsLoopback() {
+			log.Warn("pprof is on, on a listener that is not loopback-only: profiles show the program's internals", "addr", cfg.MetricsListen)
+		}
+	}
+	return o, nil
+}
+
+// watchPool exports the Postgres pool's numbers.
+func (o *observer) watchPool(s *Server) {
+	if s.pool == nil {
+		return
+	}
+	o.m.WatchPool(func() metrics.PoolStats {
+		st := s.pool.Stat()
+		return metrics.PoolStats{
+			AcquiredConns: st.AcquiredConns(), IdleConns: st.IdleConns(), TotalConns: st.TotalConns(),
+			MaxConns: st.MaxConns(), ConstructingConns: st.ConstructingConns(),
+			AcquireCount: st.AcquireCount(), EmptyAcquireCount: st.EmptyAcquireCount(),
+			CanceledAcquireCount: st.CanceledAcquireCount(), NewConnsCount: st.NewConnsCount(),
+			AcquireDuration: st.AcquireDuration(),
+		}
+	})
+}
+
+// MetricsAddr is the address of the metrics listener; "" when it is off.
+func (s *Server) MetricsAddr() string {
+	if s.obs.lis == nil {
+		return ""
+	}
+	return s.obs.lis.Addr().String()
+}
+
+// Metrics is the server's collectors, for embedding and tests.
+func (s *Server) Metrics() *metrics.Metrics { return s.obs.m }
+
+// unary is the interceptor that counts every call (gRPC metrics) and
+// observes and logs every turn. It sits inside the recovery interceptor,
+// which gives the call its request id, and outside authentication and load
+// shedding, so that refused turns are seen too.
+func (o *observer) unary() grpc.UnaryServerInterceptor {
+	counted := o.m.GRPC.UnaryServerInterceptor()
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		return counted(ctx, req, info, func(ctx context.Context, req any) (any, error) {
+			return o.turns(ctx, req, info, handler)
+		})
+	}
+}
+
+// stream counts streaming calls (health watches, reflection).
+func (o *observer) stream() grpc.StreamServerInterceptor {
+	return o.m.GRPC.StreamServerInterceptor()
+}
+
+func (o *observer) turns(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	in, ok := req.(*slotdv1.TurnRequest)
+	if !ok || info.FullMethod != slotdv1.SlotService_Turn_FullMethodName {
+		return handler(ctx, req)
+	}
+	start := time.Now()
+	o.m.TurnStarted()
+	var trace session.Trace
+	resp, err := handler(session.WithTrace(ctx, &trace), req)
+	elapsed := time.Since(start)
+
+	t := metrics.Turn{Tool: in.GetTool(), Duration: elapsed}
+	code := codes.OK
+	if err != nil {
+		code = status.Code(err)
+		t.Code = code.String()
+	} else if res := trace.Result; res != nil {
+		t.Action, t.Replayed, t.Facts = string(res.Action), res.Replayed, res.Facts
+	}
+	o.m.TurnDone(t)
+	o.logTurn(ctx, in, &trace, t, code)
+	return resp, err
+}
+
+// logTurn writes the turn's one log line. It carries names, counts and
+// ids, never a slot value or an argument: what the user said stays out of
+// the logs, and a card number above all. Ids are masked like any echoed
+// input, in case a caller put a card number in one.
+func (o *observer) logTurn(ctx context.Context, in *slotdv1.TurnRequest, trace *session.Trace, t metrics.Turn, code codes.Code) {
+	level := slog.LevelInfo
+	switch code {
+	case codes.Internal, codes.Unknown, codes.Unavailable, codes.DeadlineExceeded, codes.DataLoss, codes.ResourceExhausted:
+		level = slog.LevelWarn
+	}
+	if !o.log.Enabled(ctx, level) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 16)
+	attrs = append(attrs,
+		slog.String("request_id", api.RequestID(ctx)),
+		slog.String("tenant", trace.Request.Tenant),
+		slog.String("tool", o.m.Tool(in.GetTool())),
+		slog.String("conversation_id", problem.Redact(in.GetConversationId())),
+		slog.String("turn_id", problem.Redact(in.GetTurnId())),
+		slog.String("action", t.Action),
+		slog.String("code", code.String()),
+		slog.Float64("latency_ms", float64(t.Duration.Microseconds())/1000),
+	)
+	if res := trace.Result; res != nil {
+		decisions := map[string]int{}
+		for _, ch := range res.Changes {
+			decisions[string(ch.Decision)]++
+		}
+		attrs = append(attrs,
+			slog.String("session_id", res.Session.ID),
+			slog.Int64("version", res.Session.Version),
+			slog.Bool("replayed", res.Replayed),
+			slog.Any("decisions", decisions),
+		)
+		if res.Question != nil && res.Question.Slot != "" {
+			attrs = append(attrs, slog.String("slot", res.Question.Slot))
+		}
+		if p := res.Problem; p != nil {
+			attrs = append(attrs, slog.String("problem", p.Type), slog.Int("problem_errors", len(p.Errors)))
+		}
+		if f := res.Facts; f.FirstReady {
+			attrs = append(attrs, slog.Bool("first_ready", true), slog.Bool("first_attempt", f.FirstAttempt))
+		}
+	}
+	o.log.LogAttrs(ctx, level, "turn", attrs...)
+}
+
+// run serves the metrics listener until ctx ends. ready tells /readyz
+// whether slotd takes turns (the gRPC health's status).
+func (o *observer) run(ctx context.Context, pprofOn bool, ready func(context.Context) bool) {
+	if o.lis == nil {
+		return
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", o.m.Handler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !ready(r.Context()) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("not ready: postgres is not reachable or not migrated\n"))
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	if pprofOn {
+		// Not /debug/pprof/cmdline: the command line may hold a database
+		// password or API keys.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	o.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := o.srv.Serve(o.lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			o.log.Error("metrics listener stopped", "err", err.Error())
+		}
+	}()
+	o.log.Info("metrics serving", "addr", o.lis.Addr().String(), "pprof", pprofOn)
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = o.srv.Shutdown(sctx)
+	<-done
+}
+
+// close releases a listener that run never served (New failed later).
+func (o *observer) close() {
+	if o.lis != nil && o.srv == nil {
+		o.lis.Close()
+	}
+}
+
+// serving is what the gRPC health service says of slotd as a whole.
+func (s *Server) serving(ctx context.Context) bool {
+	resp, err := s.health.Check(ctx, &healthpb.HealthCheckRequest{})
+	return err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING
+}

@@ -1,0 +1,137 @@
+package session
+
+import (
+	"context"
+	"strings"
+
+	"github.com/slotd/slotd/clarify"
+	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/problem"
+)
+
+// Marks are what a session's turns have shown so far about the model's
+// arguments. They are kept with the session because a turn alone cannot
+// tell whether READY is the session's first, or whether an earlier turn
+// refused a value.
+type Marks struct {
+	// Ready: a turn of the session answered READY.
+	Ready bool `json:"ready,omitempty"`
+	// Flawed: a turn of the session refused a value or answered REPAIR.
+	Flawed bool `json:"flawed,omitempty"`
+	// Asked is the slot the last turn asked about; "" when it asked none.
+	Asked string `json:"asked,omitempty"`
+}
+
+// Facts are what one turn showed about the model's arguments, for metrics
+// and logs. They are not part of the response: a replayed turn has none.
+// Every string in them is a name from the contract (or a fixed word), never
+// a value.
+type Facts struct {
+	// Rejected are the values this turn refused.
+	Rejected []Rejection
+	// Repaired are the slots a REPAIR's violations point at; RootField
+	// for a rule of the whole object.
+	Repaired []string
+	// Reasked is the slot asked again: the previous turn asked about it too.
+	Reasked string
+	// FirstReady: the session answered READY for the first time.
+	FirstReady bool
+	// FirstAttempt: FirstReady, and no turn of the session refused a value
+	// or answered REPAIR before.
+	FirstAttempt bool
+}
+
+// Rejection is one refused value: its slot and the normalizer that stands
+// for the slot's kind of value.
+type Rejection struct {
+	// Slot is the contract's slot, or UnknownArgument.
+	Slot string
+	// Normalizer is the slot's normalizer chain ("amount", "last4",
+	// "date", "enum", ...): the one that refused the value or whose output
+	// the property schema refused. SchemaOnly for a slot without one,
+	// UnknownArgument for a name the contract lacks.
+	Normalizer string
+}
+
+// Fixed words in Facts.
+const (
+	UnknownArgument = "unknown_argument"
+	SchemaOnly      = "schema"
+	RootField       = "_root"
+)
+
+// observe updates the session's marks with a turn's response and returns
+// what the turn showed. It runs in finish, before the session is written.
+func observe(c *contract.Contract, marks Marks, res *Result) (Marks, Facts) {
+	var f Facts
+	if p := res.Problem; p != nil {
+		switch p.Type {
+		case problem.TypeInvalidValue:
+			for _, fe := range p.Errors {
+				f.Rejected = append(f.Rejected, rejection(c, slotName(fe.Pointer)))
+			}
+		case problem.TypeRuleViolated:
+			for _, fe := range p.Errors {
+				slot := slotName(fe.Pointer)
+				if c.Property(slot) == nil {
+					slot = RootField
+				}
+				f.Repaired = append(f.Repaired, slot)
+			}
+		}
+	}
+	if len(f.Rejected) > 0 || res.Action == clarify.Repair {
+		marks.Flawed = true
+	}
+	asked := ""
+	if res.Action == clarify.Ask && res.Question != nil {
+		asked = res.Question.Slot
+		if asked != "" && asked == marks.Asked {
+			f.Reasked = asked
+		}
+	}
+	marks.Asked = asked
+	if res.Action == clarify.Ready && !marks.Ready {
+		marks.Ready = true
+		f.FirstReady, f.FirstAttempt = true, !marks.Flawed
+	}
+	return marks, f
+}
+
+func rejection(c *contract.Contract, slot string) Rejection {
+	p := c.Property(slot)
+	switch {
+	case p == nil:
+		return Rejection{Slot: UnknownArgument, Normalizer: UnknownArgument}
+	case len(p.Normalize) > 0:
+		return Rejection{Slot: slot, Normalizer: strings.Join(p.Normalize, "+")}
+	// The normalizers a contract selects by standard keywords (contract's
+	// Property.normalizers).
+	case p.Format == "date":
+		return Rejection{Slot: slot, Normalizer: "date"}
+	case len(p.Enum) > 0:
+		return Rejection{Slot: slot, Normalizer: "enum"}
+	}
+	return Rejection{Slot: slot, Normalizer: SchemaOnly}
+}
+
+// Trace asks Turn to report the turn's result to an adapter, beyond its
+// response: the gRPC server's logs and metrics read Result.Facts from it.
+type Trace struct {
+	// Request is the turn as the engine ran it (its clock filled in).
+	Request TurnRequest
+	// Result is nil until the turn succeeded.
+	Result *Result
+}
+
+type traceKey struct{}
+
+// WithTrace returns a context in which Engine.Turn fills t.
+func WithTrace(ctx context.Context, t *Trace) context.Context {
+	return context.WithValue(ctx, traceKey{}, t)
+}
+
+func traceFrom(ctx context.Context) *Trace {
+	t, _ := ctx.Value(traceKey{}).(*Trace)
+	return t
+}
