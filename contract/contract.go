@@ -480,19 +480,32 @@ func BaseLocale(locale string) string {
 
 // Catalog is the set of contracts a server serves, by name.
 type Catalog struct {
-	byName map[string]*Contract
-	names  []string
+	byName  map[string]*Contract
+	aliases map[string]*Contract
+	names   []string
 }
 
 // NewCatalog builds a catalog; two contracts with one name are an error.
 func NewCatalog(cs ...*Contract) (*Catalog, error) {
-	cat := &Catalog{byName: map[string]*Contract{}}
+	cat := &Catalog{byName: map[string]*Contract{}, aliases: map[string]*Contract{}}
 	for _, c := range cs {
 		if cat.byName[c.Name] != nil {
 			return nil, fmt.Errorf("two contracts are named %s", c.Name)
 		}
 		cat.byName[c.Name] = c
 		cat.names = append(cat.names, c.Name)
+	}
+	// The name a provider's export gives the tool (bank_open_dispute) finds
+	// it too, so an orchestrator can pass on the tool call's name as is;
+	// unless two contracts would share it (lint reports that).
+	taken := map[string]int{}
+	for _, c := range cs {
+		taken[ProviderName(c.Name)]++
+	}
+	for _, c := range cs {
+		if a := ProviderName(c.Name); a != c.Name && taken[a] == 1 && cat.byName[a] == nil {
+			cat.aliases[a] = c
+		}
 	}
 	sort.Strings(cat.names)
 	return cat, nil
@@ -530,8 +543,14 @@ func LoadFS(fsys fs.FS, dir string) (*Catalog, error) {
 	return NewCatalog(cs...)
 }
 
-// Get returns the named contract, or nil.
-func (cat *Catalog) Get(name string) *Contract { return cat.byName[name] }
+// Get returns the named contract, or nil. The name a provider's export
+// gives the tool (bank_open_dispute for bank.open_dispute) finds it too.
+func (cat *Catalog) Get(name string) *Contract {
+	if c := cat.byName[name]; c != nil {
+		return c
+	}
+	return cat.aliases[name]
+}
 
 // Names lists the contracts' names, sorted.
 func (cat *Catalog) Names() []string { return append([]string(nil), cat.names...) }

@@ -435,3 +435,17 @@ func TestAmountFillsTheCurrencySlot(t *testing.T) {
 		t.Errorf("a euro deposit with currency USD: slots %v, problem %v", slots(r), r.Problem)
 	}
 }
+
+// The tool name a provider's export uses (bank_open_dispute) is the same
+// tool: no change of topic.
+func TestExportNameIsTheSameTool(t *testing.T) {
+	t.Parallel()
+	inst := startServer(t, "", contractsDir(t))
+	c := newConvo(t, inst.client, "bank.open_dispute")
+	first := c.send(seedFirstTurn)
+	c.tool = "bank_open_dispute"
+	r := c.send(`{"reason": "fraud"}`)
+	if r.Session.Id != first.Session.Id || r.Session.Tool != "bank.open_dispute" || r.PreviousSession != nil {
+		t.Errorf("the export name started another session: %v (previous %v)", r.Session, r.PreviousSession)
+	}
+}

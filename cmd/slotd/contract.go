@@ -102,6 +102,11 @@ func contractTo(w io.Writer, args []string) error {
 				fmt.Fprintln(w, f)
 			}
 			fmt.Fprintf(w, "%s: %d errors, %d warnings\n", target, errs, warns)
+			if errs == 0 {
+				if err := printSizes(w, target); err != nil {
+					return err
+				}
+			}
 		}
 		switch {
 		case errs > 0:
@@ -134,6 +139,30 @@ func contractTo(w io.Writer, args []string) error {
 		return tw.Flush()
 	}
 	return fmt.Errorf("unknown contract command %q (export, lint, list)", sub)
+}
+
+// printSizes shows what each tool's export costs on every request, per
+// provider and for the whole catalog.
+func printSizes(w io.Writer, dir string) error {
+	cat, err := contract.LoadDir(dir)
+	if err != nil {
+		return err
+	}
+	sizes, err := contract.Sizes(cat.All())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nexport sizes, paid on every request (tokens are an estimate: bytes / 4)")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "TOOL\tPROVIDER\tBYTES\t~TOKENS\t")
+	for _, s := range sizes {
+		tool := s.Tool
+		if tool == "*" {
+			tool = fmt.Sprintf("all %d tools", len(cat.All()))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t\n", tool, s.Provider, s.Bytes, s.Tokens)
+	}
+	return tw.Flush()
 }
 
 // parseInterspersed parses flags that may come after the positional

@@ -85,6 +85,11 @@ func TestContractLint(t *testing.T) {
 	if !strings.Contains(out.String(), "0 errors, 0 warnings") {
 		t.Errorf("lint output:\n%s", out.String())
 	}
+	for _, want := range []string{"bank.open_dispute", "anthropic", "all 2 tools", "~TOKENS", "estimate"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("lint does not print the export sizes (%q missing):\n%s", want, out.String())
+		}
+	}
 
 	dir := t.TempDir()
 	bad := `{"type": "object", "description": "x", "properties": {"a": {"type": "string", "minLength": -1}}, "x-slotd": {"name": "t.bad"}}`
