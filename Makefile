@@ -13,11 +13,12 @@ run:
 ## test: gofmt, go vet, generated-code drift, every test with the race detector on real Postgres, and a short fuzz run
 test: check proto-check node
 	./scripts/with-postgres.sh $(GO) test -race -count=1 ./...
-	$(MAKE) fuzz FUZZTIME=3s
+	$(MAKE) fuzz FUZZTIME=2s
 
 ## fuzz: run every fuzz target for FUZZTIME each (seed corpora live in testdata/fuzz)
 FUZZTIME ?= 30s
-FUZZ_TARGETS := ./session:FuzzTurn ./api:FuzzStatus ./api:FuzzCodec
+FUZZ_TARGETS := ./session:FuzzTurn ./api:FuzzStatus ./api:FuzzCodec \
+	./contract:FuzzNormalizeDate ./contract:FuzzNormalizeTime ./contract:FuzzNormalizeAmount ./contract:FuzzNormalizeInteger ./contract:FuzzNormalizeLastDigits ./contract:FuzzNormalizeEnum ./contract:FuzzNormalizeIATA ./contract:FuzzNormalizeText ./contract:FuzzNormalizeCurrency ./contract:FuzzNormalizeArgsAndCheck
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
