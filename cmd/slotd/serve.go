@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/slotd/slotd/server"
@@ -31,6 +32,19 @@ func envDuration(name string, def time.Duration) time.Duration {
 	return def
 }
 
+// envInt reads a whole number from the environment, or def.
+func envInt(name string, def int) int {
+	if v, ok := os.LookupEnv(name); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			fmt.Fprintf(os.Stderr, "slotd: %s is not a whole number\n", name)
+			os.Exit(2)
+		}
+		return n
+	}
+	return def
+}
+
 func serve(ctx context.Context, args []string) error {
 	var cfg server.Config
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -45,7 +59,7 @@ func serve(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.AdminKeys, "admin-keys", "", "keys for AdminService (SLOTD_ADMIN_KEYS)")
 	fs.DurationVar(&cfg.StaleAfter, "stale-after", envDuration("SLOTD_STALE_AFTER", 30*time.Minute), "idle time before a turn asks whether to resume, for contracts without x-slotd.stale_after (SLOTD_STALE_AFTER)")
 	fs.DurationVar(&cfg.TTL, "ttl", envDuration("SLOTD_TTL", 24*time.Hour), "idle time after which a session expires, for contracts without x-slotd.ttl (SLOTD_TTL)")
-	fs.IntVar(&cfg.MaxAttempts, "max-attempts", 3, "failed attempts per slot before the conversation is handed to a person, for slots without x-slotd.max_attempts")
+	fs.IntVar(&cfg.MaxAttempts, "max-attempts", envInt("SLOTD_MAX_ATTEMPTS", 3), "failed attempts per slot before the conversation is handed to a person, for slots without x-slotd.max_attempts")
 	fs.DurationVar(&cfg.Retention, "retention", envDuration("SLOTD_RETENTION", 30*24*time.Hour), "how long ended sessions and their history are kept; 0 keeps them (SLOTD_RETENTION)")
 	fs.DurationVar(&cfg.JanitorInterval, "janitor-interval", envDuration("SLOTD_JANITOR_INTERVAL", time.Minute), "how often expired sessions are ended and old ones purged; 0 turns it off (SLOTD_JANITOR_INTERVAL)")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight turns may take to finish on SIGTERM")
