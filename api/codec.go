@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"strings"
 	"unicode/utf8"
 
 	"google.golang.org/grpc/encoding"
@@ -12,10 +13,11 @@ import (
 )
 
 // Codec is the server's protobuf codec. It differs from grpc's in one way: a
-// request with invalid UTF-8 in a string field is not refused by the
-// transport with a bare INTERNAL; it is decoded with the bad strings made
-// valid and marked, and the Limit interceptor answers INVALID_ARGUMENT with
-// a problem naming the field.
+// request that does not decode is not refused by the transport with a bare
+// INTERNAL. One with invalid UTF-8 in a string field is decoded with the bad
+// strings made valid; any other is left empty; either is marked, and the
+// Limit interceptor answers INVALID_ARGUMENT with a problem naming the
+// field.
 type Codec struct{}
 
 var _ encoding.CodecV2 = Codec{}
@@ -40,30 +42,48 @@ func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
 		return nil
 	}
 	fixed, field, changed := sanitize(buf, m.ProtoReflect().Descriptor(), "")
-	if !changed {
-		return err
+	proto.Reset(m)
+	if changed && proto.Unmarshal(fixed, m) == nil {
+		mark(m, field, "not valid UTF-8")
+		return nil
 	}
 	proto.Reset(m)
-	if err := proto.Unmarshal(fixed, m); err != nil {
-		return err
-	}
-	mark(m, field)
+	mark(m, "request", "not a valid protobuf message of this method")
 	return nil
 }
 
-// markField is the unknown field number that carries "this request had
-// invalid UTF-8 in <field>"; the largest legal field number, never used.
+// markField is the unknown field number that carries "this request could
+// not be decoded as sent: <field>\n<why>"; the largest legal field number,
+// never used by a message.
 const markField = protowire.Number(536870911)
 
-func mark(m proto.Message, field string) {
+func mark(m proto.Message, field, why string) {
 	r := m.ProtoReflect()
 	b := protowire.AppendTag(nil, markField, protowire.BytesType)
-	b = protowire.AppendString(b, field)
+	b = protowire.AppendString(b, field+"\n"+why)
 	r.SetUnknown(append(r.GetUnknown(), b...))
+}
+
+// undecodable is the field Codec marked and why, or "" when it marked none.
+func undecodable(m proto.Message) (field, why string) {
+	v := markOf(m)
+	if v == "" {
+		return "", ""
+	}
+	field, why, _ = strings.Cut(v, "\n")
+	if field == "" {
+		field = "request"
+	}
+	return field, why
 }
 
 // invalidUTF8Field is the field Codec marked, or "".
 func invalidUTF8Field(m proto.Message) string {
+	field, _ := undecodable(m)
+	return field
+}
+
+func markOf(m proto.Message) string {
 	b := m.ProtoReflect().GetUnknown()
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
@@ -75,9 +95,6 @@ func invalidUTF8Field(m proto.Message) string {
 			v, n := protowire.ConsumeString(b)
 			if n < 0 {
 				return ""
-			}
-			if v == "" {
-				v = "request"
 			}
 			return v
 		}

@@ -38,7 +38,13 @@ func Status(ctx context.Context, log *slog.Logger, err error) error {
 	if pe.Code == "Internal" {
 		log.ErrorContext(ctx, "internal error", "err", err)
 	}
-	st := status.New(codeNames[pe.Code], pe.Problem.Title)
+	code, ok := codeNames[pe.Code]
+	if !ok {
+		// A problem with a code this table lacks must never read as success.
+		log.ErrorContext(ctx, "problem with an unknown code", "code", pe.Code, "type", pe.Problem.Type)
+		code = codes.Internal
+	}
+	st := status.New(code, pe.Problem.Title)
 	if withDetails, derr := st.WithDetails(ProblemMessage(&pe.Problem)); derr == nil {
 		st = withDetails
 	}

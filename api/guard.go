@@ -121,8 +121,8 @@ func (g *Guard) RecoverStream() grpc.StreamServerInterceptor {
 func (g *Guard) Limit() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		if m, ok := req.(proto.Message); ok {
-			if field := invalidUTF8Field(m); field != "" {
-				return nil, Status(ctx, g.log, problem.InvalidRequest(field, "not valid UTF-8"))
+			if field, why := undecodable(m); field != "" {
+				return nil, Status(ctx, g.log, problem.InvalidRequest(field, why))
 			}
 			if n := proto.Size(m); n > g.limits.MaxRequestBytes {
 				return nil, Status(ctx, g.log, problem.InvalidRequest("request",

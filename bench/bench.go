@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -72,6 +73,9 @@ type Config struct {
 	ServerLog io.Writer
 	// Progress receives what the bench is doing; nil is silent.
 	Progress io.Writer
+	// CPUProfile receives a CPU profile of this process during the slotd
+	// side's measurement (with an in-process slotd: slotd and its client).
+	CPUProfile io.Writer
 }
 
 // Side is one side's measurement.
@@ -109,7 +113,10 @@ type Report struct {
 	RSS      int64
 	RSSWhat  string
 	Dialogue []string
+	// PoolMax is the size of slotd's connection pool, and of the direct
+	// side's; PoolNote says why they may differ.
 	PoolMax  int32
+	PoolNote string
 }
 
 // Run runs the bench.
@@ -168,7 +175,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if _, err := migrations.Up(ctx, pool); err != nil {
 		return nil, fmt.Errorf("bench: migrate: %w", err)
 	}
-	rep.PoolMax = pool.Config().MaxConns
 	if cfg.Preload > 0 {
 		if err := preload(ctx, pool, cfg.Preload, progress); err != nil {
 			return nil, err
@@ -219,7 +225,27 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		return nil
 	}
-	store := pgstore.New(pool)
+	// The direct side's pool is as large as slotd's, which it reports.
+	metricsURL := cfg.MetricsURL
+	if srv != nil {
+		metricsURL = "http://" + srv.MetricsAddr() + "/metrics"
+	}
+	dcfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("bench: postgres: %w", err)
+	}
+	if n, ok := scrape(ctx, metricsURL, "slotd_pg_pool_max_conns"); ok && n > 0 {
+		dcfg.MaxConns = int32(n)
+		rep.PoolMax = dcfg.MaxConns
+	} else {
+		rep.PoolNote = fmt.Sprintf("slotd's pool size is unknown (give --metrics-url); the direct side used %d connections", dcfg.MaxConns)
+	}
+	directPool, err := pgxpool.NewWithConfig(ctx, dcfg)
+	if err != nil {
+		return nil, fmt.Errorf("bench: postgres: %w", err)
+	}
+	defer directPool.Close()
+	store := pgstore.New(directPool)
 	directTurn := func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
 		t := templates[slices.IndexFunc(dialogues, func(x Dialogue) bool { return x.Name == d.Name })][step]
 		key := session.Key{Tenant: cfg.Tenant, ConversationID: conv}
@@ -230,19 +256,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 
 	fmt.Fprintf(progress, "slotd bench: %d conversations against slotd (%s)\n", cfg.Conversations, rep.Mode)
-	metricsURL := cfg.MetricsURL
 	rep.RSSWhat = "peak of slotd under load (its process_resident_memory_bytes)"
 	if srv != nil {
-		metricsURL = "http://" + srv.MetricsAddr() + "/metrics"
 		rep.RSSWhat = "peak under load of the bench process: slotd and its client"
 	}
 	rssPeak := sampleRSS(ctx, metricsURL)
-	rep.Slotd = drive(ctx, cfg, dialogues, "bench-"+runID+"-slotd", slotdTurn, cpuMeter{pool: pool, metricsURL: cfg.MetricsURL})
+	rep.Slotd = drive(ctx, cfg, dialogues, "bench-"+runID+"-slotd", slotdTurn, cpuMeter{pool: pool, metricsURL: cfg.MetricsURL}, cfg.CPUProfile)
 	if rep.RSS = rssPeak(); rep.RSS == 0 {
 		rep.RSSWhat = "unknown: give --metrics-url of the slotd at --addr"
 	}
 	fmt.Fprintf(progress, "slotd bench: %d conversations of direct pgx work\n", cfg.Conversations)
-	rep.Direct = drive(ctx, cfg, dialogues, "bench-"+runID+"-direct", directTurn, cpuMeter{pool: pool})
+	rep.Direct = drive(ctx, cfg, dialogues, "bench-"+runID+"-direct", directTurn, cpuMeter{pool: pool}, nil)
 	if rep.Direct.TurnsPerSec > 0 {
 		rep.Ratio = rep.Slotd.TurnsPerSec / rep.Direct.TurnsPerSec
 	}
@@ -258,7 +282,8 @@ type sample struct {
 
 // drive runs cfg.Conversations workers, each playing dialogues one after
 // another in new conversations, first for the warmup and then measured.
-func drive(ctx context.Context, cfg Config, ds []Dialogue, prefix string, turn turnFunc, meter cpuMeter) Side {
+// With profile set, the measured run is CPU-profiled into it.
+func drive(ctx context.Context, cfg Config, ds []Dialogue, prefix string, turn turnFunc, meter cpuMeter, profile io.Writer) Side {
 	if cfg.Warmup > 0 {
 		run(ctx, cfg.Conversations, 0, time.Now().Add(cfg.Warmup), ds, prefix+"-warm", turn)
 	}
@@ -267,6 +292,11 @@ func drive(ctx context.Context, cfg Config, ds []Dialogue, prefix string, turn t
 		until = time.Now().Add(cfg.Duration)
 	}
 	before := meter.sample(ctx)
+	if profile != nil {
+		if err := pprof.StartCPUProfile(profile); err == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
 	start := time.Now()
 	samples, errs, firstErr := run(ctx, cfg.Conversations, cfg.Turns, until, ds, prefix, turn)
 	elapsed := time.Since(start)
@@ -412,8 +442,8 @@ func waitServing(ctx context.Context, conn *grpc.ClientConn) error {
 	return errors.New("bench: slotd did not become SERVING within 30s")
 }
 
-// sampleRSS reads process_resident_memory_bytes from a /metrics URL four
-// times a second until the returned function is called, which answers the
+// sampleRSS reads process_resident_memory_bytes from a /metrics URL once a
+// second until the returned function is called, which answers the
 // largest value seen (0 when none could be read).
 func sampleRSS(ctx context.Context, metricsURL string) func() int64 {
 	if metricsURL == "" {
@@ -424,7 +454,7 @@ func sampleRSS(ctx context.Context, metricsURL string) func() int64 {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(250 * time.Millisecond)
+		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
 			if v, ok := scrape(ctx, metricsURL, "process_resident_memory_bytes"); ok && int64(v) > peak.Load() {

@@ -26,6 +26,10 @@ type CPU struct {
 	// Postgres is the backends serving this database (only when Postgres
 	// runs on this machine: read from /proc).
 	Postgres time.Duration `json:"-"`
+	// Others is the share of the machine's processors that other work
+	// took during the run (from /proc/stat): above a few percent, the
+	// run's rates and latencies are not to be trusted.
+	Others float64 `json:"-"`
 }
 
 type cpuMeter struct {
@@ -36,6 +40,7 @@ type cpuMeter struct {
 type cpuSample struct {
 	self, slotd time.Duration
 	postgres    map[int]time.Duration // by backend pid; nil when unreadable
+	busy, total time.Duration         // the whole machine, from /proc/stat
 }
 
 func (m cpuMeter) sample(ctx context.Context) cpuSample {
@@ -50,7 +55,31 @@ func (m cpuMeter) sample(ctx context.Context) cpuSample {
 		}
 	}
 	s.postgres = m.backends(ctx)
+	s.busy, s.total = machine()
 	return s
+}
+
+// machine is the processor time the whole machine spent busy and in all,
+// from the first line of /proc/stat (clock ticks of 10 ms).
+func machine() (busy, total time.Duration) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return 0, 0
+	}
+	var idle int64
+	for i, x := range f[1:] {
+		n, _ := strconv.ParseInt(x, 10, 64)
+		total += time.Duration(n) * 10 * time.Millisecond
+		if i == 3 || i == 4 { // idle, iowait
+			idle += n
+		}
+	}
+	return total - time.Duration(idle)*10*time.Millisecond, total
 }
 
 // backends reads the processor time of each Postgres backend connected to
@@ -107,6 +136,10 @@ func perTurn(a, b cpuSample, turns int64) CPU {
 			pg += t - a.postgres[pid]
 		}
 		out.Postgres = pg / time.Duration(turns)
+		if span := b.total - a.total; span > 0 && b.busy > 0 {
+			ours := (b.self - a.self) + (b.slotd - a.slotd) + pg
+			out.Others = max(0, float64(b.busy-a.busy-ours)/float64(span))
+		}
 	}
 	return out
 }

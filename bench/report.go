@@ -16,8 +16,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if c.Turns > 0 {
 		run = fmt.Sprintf("%d turns per side", c.Turns)
 	}
-	fmt.Fprintf(w, "slotd bench: %d concurrent conversations, %s, slotd %s, pool of %d Postgres connections\n",
+	fmt.Fprintf(w, "slotd bench: %d concurrent conversations, %s, slotd %s, pools of %d Postgres connections\n",
 		c.Conversations, run, r.Mode, r.PoolMax)
+	if r.PoolNote != "" {
+		fmt.Fprintln(w, r.PoolNote)
+	}
 	fmt.Fprintf(w, "dialogues: %s; %d sessions stored at the start (preloaded %d)\n\n",
 		strings.Join(r.Dialogue, ", "), r.Sessions, c.Preload)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -46,6 +49,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, ", postgres %s\n", us(c.Postgres))
 		d := r.Direct.CPU
 		fmt.Fprintf(w, "CPU per turn, direct side: bench process (pgx) %s, postgres %s\n", us(d.Bench), us(d.Postgres))
+		fmt.Fprintf(w, "other work on the machine: %.0f%% of its CPU during the slotd side, %.0f%% during the direct side\n",
+			100*c.Others, 100*d.Others)
 	}
 	if r.Slotd.Early > 0 {
 		fmt.Fprintf(w, "median turn, first vs last tenth of each conversation: slotd %s vs %s, direct %s vs %s\n",
@@ -88,6 +93,7 @@ type sideJSON struct {
 		Slotd    int64 `json:"slotd_us,omitempty"`
 		Postgres int64 `json:"postgres_us"`
 	} `json:"cpu_per_turn"`
+	Others float64 `json:"other_load"`
 }
 
 func sideOf(s Side) sideJSON {
@@ -95,6 +101,7 @@ func sideOf(s Side) sideJSON {
 	out := sideJSON{Turns: s.Turns, Errors: s.Errors, Seconds: s.Elapsed.Seconds(), TurnsPerSec: s.TurnsPerSec,
 		P50: f(s.P50), P95: f(s.P95), P99: f(s.P99), Max: f(s.Max), Early: f(s.Early), Late: f(s.Late), FirstError: s.FirstError}
 	out.CPU.Bench, out.CPU.Slotd, out.CPU.Postgres = s.CPU.Bench.Microseconds(), s.CPU.Slotd.Microseconds(), s.CPU.Postgres.Microseconds()
+	out.Others = s.CPU.Others
 	return out
 }
 

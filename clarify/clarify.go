@@ -128,8 +128,8 @@ func (in Input) reconfirm(slot string) *Question {
 	old, nu := in.State.Slots[slot], in.State.Pending[slot]
 	text := in.fill(phrase(in.Locale, c.DefaultLocale, "reconfirm"), map[string]any{
 		"label": capitalize(p.Label(in.Locale, c.DefaultLocale)),
-		"old":   Display(old),
-		"new":   Display(nu),
+		"old":   in.display(slot, old),
+		"new":   in.display(slot, nu),
 	})
 	return &Question{Slot: slot, Text: text, Old: old, New: nu}
 }
@@ -139,13 +139,7 @@ func (in Input) summary() string {
 	if t := c.ConfirmText(in.Locale); t != "" {
 		return in.fill(t, nil)
 	}
-	var parts []string
-	for _, p := range c.Properties {
-		if v, ok := in.State.Slots[p.Name]; ok {
-			parts = append(parts, p.Label(in.Locale, c.DefaultLocale)+": "+Display(v))
-		}
-	}
-	return in.fill(phrase(in.Locale, c.DefaultLocale, "confirm"), map[string]any{"summary": strings.Join(parts, "; ")})
+	return in.fill(phrase(in.Locale, c.DefaultLocale, "confirm"), map[string]any{"summary": in.filled()})
 }
 
 // ChangeMessage is what to tell the user about a change, or "" when there is
@@ -158,7 +152,7 @@ func ChangeMessage(c *contract.Contract, locale string, ch merge.Change) string 
 	in := Input{Contract: c, Locale: locale}
 	return in.fill(phrase(locale, c.DefaultLocale, "overwritten"), map[string]any{
 		"label": p.Label(locale, c.DefaultLocale),
-		"new":   Display(ch.New),
+		"new":   in.display(ch.Slot, ch.New),
 	})
 }
 
@@ -187,17 +181,11 @@ func FailureText(c *contract.Contract, locale string, retryable bool, after int)
 // what could not be had.
 func HandoffText(in Input, slot string) string {
 	c := in.Contract
-	var parts []string
-	for _, p := range c.Properties {
-		if v, ok := in.State.Slots[p.Name]; ok {
-			parts = append(parts, p.Label(in.Locale, c.DefaultLocale)+": "+Display(v))
-		}
-	}
 	label := slot
 	if p := c.Property(slot); p != nil {
 		label = p.Label(in.Locale, c.DefaultLocale)
 	}
-	summary := strings.Join(parts, "; ")
+	summary := in.filled()
 	if summary == "" {
 		summary = "—"
 	}
@@ -208,17 +196,37 @@ func HandoffText(in Input, slot string) string {
 // holds.
 func ResumeText(in Input) string {
 	c := in.Contract
+	summary := in.filled()
+	if summary == "" {
+		return in.fill(phrase(in.Locale, c.DefaultLocale, "resume_empty"), nil)
+	}
+	return in.fill(phrase(in.Locale, c.DefaultLocale, "resume"), map[string]any{"summary": summary})
+}
+
+// filled lists the filled slots as "label: value; …" in contract order,
+// sensitive values masked: the summary of CONFIRM, RESUME and HANDOFF.
+func (in Input) filled() string {
+	c := in.Contract
 	var parts []string
 	for _, p := range c.Properties {
 		if v, ok := in.State.Slots[p.Name]; ok {
-			parts = append(parts, p.Label(in.Locale, c.DefaultLocale)+": "+Display(v))
+			parts = append(parts, p.Label(in.Locale, c.DefaultLocale)+": "+in.display(p.Name, v))
 		}
 	}
-	if len(parts) == 0 {
-		return in.fill(phrase(in.Locale, c.DefaultLocale, "resume_empty"), nil)
-	}
-	return in.fill(phrase(in.Locale, c.DefaultLocale, "resume"), map[string]any{"summary": strings.Join(parts, "; ")})
+	return strings.Join(parts, "; ")
 }
+
+// display renders a slot's value for a sentence; a value of a slot marked
+// x-slotd.sensitive never appears in one.
+func (in Input) display(slot string, v any) string {
+	if p := in.Contract.Property(slot); p != nil && p.Sensitive {
+		return Masked
+	}
+	return Display(v)
+}
+
+// Masked stands for a sensitive value wherever it would be shown.
+const Masked = "•••"
 
 var (
 	placeholder = regexp.MustCompile(`\{([A-Za-z0-9_.\-]+)\}`)
@@ -234,7 +242,7 @@ func (in Input) fill(tmpl string, extra map[string]any) string {
 			return fmt.Sprint(v), true
 		}
 		if v, ok := in.State.Slots[name]; ok {
-			return Display(v), true
+			return in.display(name, v), true
 		}
 		return "", false
 	}

@@ -175,8 +175,8 @@ func TestPostgresOutageLosesNoTurn(t *testing.T) {
 	inst := startServer(t, viaProxy(t, url, p)+"&connect_timeout=1", contractsDir(t))
 	health := healthpb.NewHealthClient(inst.conn)
 
-	const workers, turns = 16, 12
-	var failures atomic.Int64
+	const workers, turns = 16, 40
+	var failures, done atomic.Int64
 	var wg sync.WaitGroup
 	convs := make([]string, workers)
 	for i := range convs {
@@ -184,10 +184,13 @@ func TestPostgresOutageLosesNoTurn(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			driveWithRetries(t, func() slotdv1.SlotServiceClient { return inst.client }, convs[i], turns, &failures)
+			driveWithRetries(t, func() slotdv1.SlotServiceClient { return inst.client }, convs[i], turns, &failures, &done)
 		}()
 	}
-	time.Sleep(150 * time.Millisecond)
+	// Take Postgres away once the load is well under way.
+	for done.Load() < workers*turns/4 {
+		time.Sleep(time.Millisecond)
+	}
 	p.cut()
 	sawNotServing := false
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -216,7 +219,7 @@ func TestKilledBackendsLoseNoTurn(t *testing.T) {
 	admin := dbtest.Connect(t, dbtest.AdminURL())
 	dbname := dbName(t, url)
 
-	const workers, turns = 16, 10
+	const workers, turns = 16, 30
 	var failures atomic.Int64
 	var wg sync.WaitGroup
 	convs := make([]string, workers)

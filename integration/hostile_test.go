@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -84,6 +85,13 @@ func TestHostileInputLeavesTheSessionAlone(t *testing.T) {
 		{name: "600 nested values", args: map[string]any{"reason": wide}, code: codes.InvalidArgument},
 		{name: "NUL in a value", args: map[string]any{"reason": "dup\x00licate"}, code: codes.InvalidArgument},
 		{name: "NUL in a key", args: map[string]any{"rea\x00son": "fraud"}, code: codes.InvalidArgument},
+		{name: "NUL in a nested key", args: map[string]any{"reason": map[string]any{"a\x00b": "x"}}, code: codes.InvalidArgument},
+		{name: "NaN amount", edit: func(r *slotdv1.TurnRequest) {
+			r.Arguments = &structpb.Struct{Fields: map[string]*structpb.Value{"amount": structpb.NewNumberValue(math.NaN())}}
+		}, pointer: "/amount"},
+		{name: "infinite amount", edit: func(r *slotdv1.TurnRequest) {
+			r.Arguments = &structpb.Struct{Fields: map[string]*structpb.Value{"amount": structpb.NewNumberValue(math.Inf(-1))}}
+		}, pointer: "/amount"},
 		{name: "amount is a bool", args: map[string]any{"amount": true}, pointer: "/amount"},
 		{name: "amount is an object", args: map[string]any{"amount": map[string]any{"value": 1200}}, pointer: "/amount"},
 		{name: "amount is a list", args: map[string]any{"amount": []any{"1200"}}, pointer: "/amount"},

@@ -221,22 +221,29 @@ func TestCompleteSessionRefusalAndFailures(t *testing.T) {
 	t.Parallel()
 	inst, _ := newPostgresServer(t)
 	ctx := context.Background()
+	complete := func(key string, outcome any) (*slotdv1.CompleteSessionResponse, error) {
+		req := &slotdv1.CompleteSessionRequest{IdempotencyKey: key}
+		switch o := outcome.(type) {
+		case *structpb.Value:
+			req.Outcome = &slotdv1.CompleteSessionRequest_Result{Result: o}
+		case *slotdv1.BackendFailure:
+			req.Outcome = &slotdv1.CompleteSessionRequest_Failure{Failure: o}
+		}
+		return inst.client.CompleteSession(ctx, req)
+	}
 
-	c, ready := readyDispute(t, inst.client)
+	_, ready := readyDispute(t, inst.client)
 	refusal, _ := structpb.NewValue(map[string]any{"status": "rejected", "reason": "Операция уже оспорена"})
-	out, err := inst.client.CompleteSession(ctx, &slotdv1.CompleteSessionRequest{
-		ConversationId: c.id, Outcome: &slotdv1.CompleteSessionRequest_Result{Result: refusal}})
+	out, err := complete(ready.IdempotencyKey, refusal)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out.Problem != nil || out.Output.AsMap()["status"] != "rejected" || out.Session.Status != slotdv1.SessionStatus_SESSION_STATUS_COMPLETED {
 		t.Errorf("a business refusal must be a normal result: %v", out)
 	}
-	_ = ready
 
-	c, _ = readyDispute(t, inst.client)
-	out, err = inst.client.CompleteSession(ctx, &slotdv1.CompleteSessionRequest{ConversationId: c.id,
-		Outcome: &slotdv1.CompleteSessionRequest_Failure{Failure: &slotdv1.BackendFailure{Kind: slotdv1.FailureKind_FAILURE_KIND_UNAUTHORIZED, HttpStatus: 401}}})
+	_, ready = readyDispute(t, inst.client)
+	out, err = complete(ready.IdempotencyKey, &slotdv1.BackendFailure{Kind: slotdv1.FailureKind_FAILURE_KIND_UNAUTHORIZED, HttpStatus: 401})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,9 +252,8 @@ func TestCompleteSessionRefusalAndFailures(t *testing.T) {
 		t.Errorf("unauthorized: %v", out)
 	}
 
-	c, _ = readyDispute(t, inst.client)
-	out, err = inst.client.CompleteSession(ctx, &slotdv1.CompleteSessionRequest{ConversationId: c.id,
-		Outcome: &slotdv1.CompleteSessionRequest_Failure{Failure: &slotdv1.BackendFailure{Kind: slotdv1.FailureKind_FAILURE_KIND_RATE_LIMITED, RetryAfterSeconds: 120}}})
+	_, ready = readyDispute(t, inst.client)
+	out, err = complete(ready.IdempotencyKey, &slotdv1.BackendFailure{Kind: slotdv1.FailureKind_FAILURE_KIND_RATE_LIMITED, RetryAfterSeconds: 120})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,13 +261,69 @@ func TestCompleteSessionRefusalAndFailures(t *testing.T) {
 		t.Errorf("rate limited: %v", out.Problem)
 	}
 
-	// Completing what is not READY is refused.
+	// Completing what is not READY is refused; so is an outcome that names
+	// no session, and a key slotd never gave.
 	c2 := newConvo(t, inst.client, "bank.open_dispute")
-	c2.send(seedFirstTurn)
-	_, err = inst.client.CompleteSession(ctx, &slotdv1.CompleteSessionRequest{ConversationId: c2.id,
+	first := c2.send(seedFirstTurn)
+	_, err = inst.client.CompleteSession(ctx, &slotdv1.CompleteSessionRequest{SessionId: first.Session.Id,
 		Outcome: &slotdv1.CompleteSessionRequest_Result{Result: refusal}})
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("complete before READY: %v", err)
+	}
+	_, err = inst.client.CompleteSession(ctx, &slotdv1.CompleteSessionRequest{ConversationId: c2.id,
+		Outcome: &slotdv1.CompleteSessionRequest_Result{Result: refusal}})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("complete by conversation alone: %v", err)
+	}
+	if _, err := complete("sd_forged", refusal); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("complete with a forged key: %v", err)
+	}
+}
+
+// A late or retried outcome lands on the session its key names, never on
+// the conversation's newer session.
+func TestLateCompletionLandsOnItsOwnSession(t *testing.T) {
+	t.Parallel()
+	inst, _ := newPostgresServer(t)
+	ctx := context.Background()
+	c, first := readyDispute(t, inst.client)
+	accepted, _ := structpb.NewValue(map[string]any{"status": "accepted", "case_id": "DSP-1"})
+	req := &slotdv1.CompleteSessionRequest{IdempotencyKey: first.IdempotencyKey,
+		Outcome: &slotdv1.CompleteSessionRequest_Result{Result: accepted}}
+	if _, err := inst.client.CompleteSession(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	// The conversation goes on to a second dispute, to READY.
+	c.send(`{"card_last4": "9921", "operation_date": "позавчера", "amount": "500", "reason": "fraud"}`)
+	second := c.confirm(true)
+	wantAction(t, second, slotdv1.Action_ACTION_READY)
+	if second.Session.Id == first.Session.Id {
+		t.Fatalf("the second dispute reused the completed session")
+	}
+	// The first outcome is delivered again, late.
+	again, err := inst.client.CompleteSession(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Session.Id != first.Session.Id || again.Output.AsMap()["case_id"] != "DSP-1" {
+		t.Errorf("the late retry answered for %s: %v", again.Session.Id, again.Output.AsMap())
+	}
+	got, err := inst.client.GetSession(ctx, &slotdv1.GetSessionRequest{SessionId: second.Session.Id})
+	if err != nil || got.Session.Status != slotdv1.SessionStatus_SESSION_STATUS_ACTIVE {
+		t.Errorf("the second session was touched: %v, %v", got.GetSession().GetStatus(), err)
+	}
+	// A READY session abandoned while its call was in flight still records
+	// the outcome.
+	c.tool = "travel.search_flights"
+	c.send(`{"from": "MAD"}`)
+	done, err := inst.client.CompleteSession(ctx, &slotdv1.CompleteSessionRequest{IdempotencyKey: second.IdempotencyKey,
+		Outcome: &slotdv1.CompleteSessionRequest_Result{Result: accepted}})
+	if err != nil || done.Session.Status != slotdv1.SessionStatus_SESSION_STATUS_COMPLETED {
+		t.Errorf("outcome of an abandoned READY session: %v, %v", done.GetSession().GetStatus(), err)
+	}
+	active, err := inst.client.GetSession(ctx, &slotdv1.GetSessionRequest{ConversationId: c.id})
+	if err != nil || active.Session.Tool != "travel.search_flights" {
+		t.Errorf("completing the old session disturbed the active one: %v, %v", active.GetSession(), err)
 	}
 }
 

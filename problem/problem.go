@@ -7,6 +7,9 @@ package problem
 import (
 	"fmt"
 	"regexp"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 	"strings"
 )
 
@@ -123,7 +126,7 @@ func Unavailable(retryAfter int) *Error {
 		Type:              TypeUnavailable,
 		Title:             "The session store is unavailable",
 		Status:            503,
-		Detail:            "The turn was not applied; retrying with the same turn_id is safe.",
+		Detail:            "The turn may not have been applied; retrying with the same turn_id is safe: it is applied exactly once.",
 		Retryable:         true,
 		RetryAfterSeconds: retryAfter,
 	}}
@@ -163,14 +166,20 @@ func Internal() *Error {
 	}}
 }
 
-// cardLike matches 12 to 19 digits, optionally grouped by spaces or dashes:
-// anything that may be a card number.
-var cardLike = regexp.MustCompile(`\d(?:[ \-\x{00A0}]?\d){11,18}`)
+// cardLike matches 13 to 19 digits, grouped by up to three separators of
+// any kind people and models put between digit groups (spaces of every
+// width, tabs, dots, dashes, underscores): anything that may be a card
+// number. Text is NFKC-folded first, so fullwidth digits count.
+var cardLike = regexp.MustCompile(`\d(?:[\s\p{Zs}._\-\x{2010}-\x{2015}]{0,3}\d){12,18}`)
 
 // Redact masks every card-number-like run of digits, keeping the last four,
 // so that an echoed input never carries a card number.
 func Redact(s string) string {
-	return cardLike.ReplaceAllStringFunc(s, func(m string) string {
+	if !hasDigitRun(s) {
+		return s
+	}
+	folded := norm.NFKC.String(s)
+	return cardLike.ReplaceAllStringFunc(folded, func(m string) string {
 		digits := make([]byte, 0, len(m))
 		for i := 0; i < len(m); i++ {
 			if m[i] >= '0' && m[i] <= '9' {
@@ -179,6 +188,21 @@ func Redact(s string) string {
 		}
 		return "•••• " + string(digits[len(digits)-4:])
 	})
+}
+
+// hasDigitRun is a cheap first look: fewer than 13 digits of any script
+// cannot be a card number.
+func hasDigitRun(s string) bool {
+	n := 0
+	for _, r := range s {
+		if unicode.IsDigit(r) {
+			n++
+			if n >= 13 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Quote renders a received string for an error message, redacted and cut to

@@ -484,6 +484,14 @@ func TestTurnLogLines(t *testing.T) {
 		t.Errorf("log decisions = %v, want FILLED 1, REJECTED 1, IGNORED_NULL 1", l["decisions"])
 	}
 
+	// A card number a caller put in an id is masked like any echoed input.
+	cid := inst.convo(t, "chat 4111 1111 1111 1111", "travel.search_flights")
+	cid.ctx = c.ctx
+	cid.send(`{"from": "MAD"}`, slotdv1.Action_ACTION_ASK)
+	if out := buf.String(); strings.Contains(out, "4111 1111 1111 1111") || !strings.Contains(out, `"conversation_id":"chat •••• 1111"`) {
+		t.Errorf("a card number in conversation_id is not masked in the log:\n%s", out)
+	}
+
 	// A failed turn is logged too, with its code.
 	bad := inst.convo(t, "log-bad", "no.such_tool")
 	bad.ctx = c.ctx
@@ -491,7 +499,7 @@ func TestTurnLogLines(t *testing.T) {
 		t.Fatal("a turn of an unknown tool succeeded")
 	}
 	lines = turnLines(t, buf.String())
-	if len(lines) != 2 || lines[1]["code"] == "OK" || lines[1]["action"] != "" || lines[1]["tool"] != "other" {
+	if len(lines) != 3 || lines[2]["code"] == "OK" || lines[2]["action"] != "" || lines[2]["tool"] != "other" {
 		t.Errorf("failed turn's log line = %v, want a code other than OK, no action and tool other", lines[len(lines)-1])
 	}
 }

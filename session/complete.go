@@ -66,9 +66,6 @@ const defaultRetryAfter = 30
 // idempotency key; any other failure, or a result that breaks the output
 // contract, ends the session with a hand-off to a person.
 func (e *Engine) Complete(ctx context.Context, req CompleteRequest) (*Completion, error) {
-	if err := req.Lookup.validate(); err != nil {
-		return nil, err
-	}
 	if req.Failure == nil && req.Result == nil {
 		return nil, problem.InvalidRequest("outcome", "either result or failure is required")
 	}
@@ -80,23 +77,42 @@ func (e *Engine) Complete(ctx context.Context, req CompleteRequest) (*Completion
 	if req.Now.IsZero() {
 		req.Now = e.clock()
 	}
-	req.Lookup.Latest = true
+	// The key names the session the backend call was made for: a late or
+	// retried outcome lands there, never on a newer session of the
+	// conversation.
+	switch id := sessionOfKey(req.IdempotencyKey); {
+	case req.IdempotencyKey != "" && id == "":
+		return nil, problem.InvalidRequest("idempotency_key", "not a key slotd gave with READY")
+	case req.Lookup.SessionID != "" && id != "" && id != req.Lookup.SessionID:
+		return nil, problem.InvalidRequest("idempotency_key", "the key belongs to another session")
+	case id != "":
+		req.Lookup.SessionID = id
+	case req.Lookup.SessionID == "":
+		return nil, problem.InvalidRequest("idempotency_key",
+			"required (or session_id): the key READY gave names the session the backend call was for")
+	}
+	if err := req.Lookup.validate(); err != nil {
+		return nil, err
+	}
 	var out *Completion
 	err := e.store.Update(ctx, req.Lookup, func(s *Session) (*Commit, error) {
 		// A retried CompleteSession of a session it already ended gets the
 		// same answer.
-		if s.Status != Active {
-			if len(s.Completion) > 0 && (req.IdempotencyKey == "" || req.IdempotencyKey == s.CompletedKey) {
-				out = &Completion{}
-				if err := json.Unmarshal(s.Completion, out); err != nil {
-					return nil, fmt.Errorf("session: stored completion: %w", err)
-				}
-				return nil, errReplayed
+		if len(s.Completion) > 0 {
+			if req.IdempotencyKey != "" && req.IdempotencyKey != s.CompletedKey {
+				return nil, ErrNotActive
 			}
-			return nil, ErrNotActive
+			out = &Completion{}
+			if err := json.Unmarshal(s.Completion, out); err != nil {
+				return nil, fmt.Errorf("session: stored completion: %w", err)
+			}
+			return nil, errReplayed
 		}
 		key := idempotencyKey(s.ID, s.State.Slots)
 		if s.LastAction != string(clarify.Ready) {
+			if s.Status != Active {
+				return nil, ErrNotActive
+			}
 			return nil, notReady(s.LastAction)
 		}
 		if req.IdempotencyKey != "" && req.IdempotencyKey != key {
@@ -110,21 +126,33 @@ func (e *Engine) Complete(ctx context.Context, req CompleteRequest) (*Completion
 			return nil, problem.UnknownTool(s.Tool, e.contracts.Names())
 		}
 		out = e.outcome(c, s, req, key)
+		if s.Status != Active && out.Action == clarify.Ready {
+			// The session ended (a change of topic, a reset, an expiry)
+			// while the call was in flight: no turn can retry it any more.
+			out.Action, out.IdempotencyKey = clarify.Handoff, ""
+			out.Problem.OwnerActionRequired = true
+		}
 
 		next := s.Clone()
 		next.Version++
 		next.UpdatedAt = req.Now
 		kind := "result"
+		ended := next.EndedAt
+		if ended.IsZero() {
+			ended = req.Now
+		}
 		switch out.Action {
 		case clarify.Ready:
 			// Retryable: the slots stay; the next turn answers READY again.
 			kind = "retryable failure"
 		case clarify.Handoff:
-			next.Status, next.EndedAt = Failed, req.Now
+			next.Status, next.EndedAt = Failed, ended
 			next.LastAction = string(clarify.Handoff)
 			kind = "failure"
 		default:
-			next.Status, next.EndedAt = Completed, req.Now
+			// The backend did the work, even for a session that ended
+			// meanwhile: it is completed.
+			next.Status, next.EndedAt = Completed, ended
 		}
 		out.Session = viewOf(next, c, nil)
 		completion, err := json.Marshal(out)
@@ -134,7 +162,9 @@ func (e *Engine) Complete(ctx context.Context, req CompleteRequest) (*Completion
 		if next.Status != Active {
 			next.Completion, next.CompletedKey = completion, key
 		}
-		request, err := json.Marshal(map[string]any{"kind": kind, "result": contract.Redacted(req.Result), "failure": req.Failure})
+		// The history keeps what the model was given, never the raw answer
+		// with fields the output contract drops or masks.
+		request, err := json.Marshal(map[string]any{"kind": kind, "output": out.Output, "failure": req.Failure})
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -327,6 +328,12 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 		s.Status, s.EndedAt = Cancelled, req.Now
 	}
 
+	// An approval answers one CONFIRM: a new summary needs a new "yes", and
+	// a "no" withdraws any earlier one.
+	if declined || step.Action == clarify.Confirm {
+		s.ApprovedKey = ""
+	}
+
 	// Capped re-asks: every refused value and every REPAIR counts against
 	// its slot, an accepted value clears the count, and a slot at its cap
 	// hands the conversation to a person instead of asking once more.
@@ -338,6 +345,10 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 		s.Status, s.EndedAt = Failed, req.Now
 	}
 
+	if q := step.Question; q != nil {
+		q.Old, q.New = shown(c, q.Slot, q.Old), shown(c, q.Slot, q.New)
+	}
+
 	// Respond and persist.
 	res := &Result{
 		Action:   step.Action,
@@ -346,14 +357,20 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 		Notice:   notice,
 	}
 	for _, ch := range changes {
-		res.Changes = append(res.Changes, Change{Change: ch, Message: clarify.ChangeMessage(c, s.Locale, ch)})
+		res.Changes = append(res.Changes, Change{Change: shownChange(c, ch), Message: clarify.ChangeMessage(c, s.Locale, ch)})
 	}
 	switch step.Action {
 	case clarify.Ready:
 		res.Arguments = copySlots(state.Slots)
 		res.IdempotencyKey = idempotencyKey(s.ID, state.Slots)
 	case clarify.Confirm:
+		// What the user approves; a sensitive value is not needed to show it.
 		res.Arguments = copySlots(state.Slots)
+		for k := range res.Arguments {
+			if p := c.Property(k); p != nil && p.Sensitive {
+				res.Arguments[k] = clarify.Masked
+			}
+		}
 	}
 	if previous != nil {
 		v := e.View(previous)
@@ -370,7 +387,9 @@ func countAttempts(prev map[string]int, rejected []string, merged []merge.Change
 	}
 	for _, ch := range merged {
 		switch ch.Decision {
-		case merge.Filled, merge.Overwritten, merge.Pending, merge.Unchanged, merge.Confirmed:
+		case merge.Filled, merge.Overwritten, merge.Pending, merge.Confirmed:
+			// A new value was accepted. An unchanged one was not: a model
+			// that resends the same broken call keeps counting.
 			delete(out, ch.Slot)
 		}
 	}
@@ -478,7 +497,7 @@ func (e *Engine) finish(c *contract.Contract, req TurnRequest, s *Session, res *
 	for _, ch := range changes {
 		commit.Changes = append(commit.Changes, ChangeRecord{
 			SessionID: s.ID, Version: s.Version, TurnID: req.TurnID,
-			Slot: ch.Slot, Old: ch.Old, New: ch.New, Decision: ch.Decision, At: req.Now,
+			Slot: ch.Slot, Old: shown(c, ch.Slot, ch.Old), New: shown(c, ch.Slot, ch.New), Decision: ch.Decision, At: req.Now,
 		})
 	}
 	return res, commit, nil
@@ -567,12 +586,34 @@ func normalizeArgs(c *contract.Contract, raw map[string]any, env contract.Env) (
 	return args, rejected, errs
 }
 
+// shown is a slot value as responses, texts and the history show it:
+// masked for a slot marked x-slotd.sensitive, card-like numbers cut to their
+// last four digits. Only READY and CONFIRM arguments carry the values as
+// they are (CONFIRM with sensitive values masked), since the backend call
+// needs them.
+func shown(c *contract.Contract, slot string, v any) any {
+	if v == nil {
+		return nil
+	}
+	if c != nil {
+		if p := c.Property(slot); p != nil && p.Sensitive {
+			return clarify.Masked
+		}
+	}
+	return problem.RedactValue(v)
+}
+
+func shownChange(c *contract.Contract, ch merge.Change) merge.Change {
+	ch.Old, ch.New = shown(c, ch.Slot, ch.Old), shown(c, ch.Slot, ch.New)
+	return ch
+}
+
 // receivedValue is a refused value as the response and the history keep it:
 // the JSON value received, masked for a sensitive slot, card-like numbers cut
 // to their last four digits, long strings shortened.
 func receivedValue(c *contract.Contract, slot string, raw any) any {
 	if p := c.Property(slot); p != nil && p.Sensitive {
-		return "•••"
+		return clarify.Masked
 	}
 	if s, ok := raw.(string); ok && len(s) > 200 {
 		raw = strings.ToValidUTF8(s[:200], "") + "…"
@@ -606,13 +647,34 @@ func turnProblem(refused []problem.FieldError, step clarify.Step) *problem.Probl
 
 // idempotencyKey is the same for the same session and arguments, so a
 // backend can de-duplicate a retried call.
+//
+// The key names its session ("sd_<session id>_<hash of the arguments>"), so
+// that CompleteSession finds the very session a backend call was made for,
+// even after the conversation has moved on.
 func idempotencyKey(sessionID string, slots map[string]any) string {
 	b, _ := json.Marshal(slots) // map keys are sorted: canonical
 	h := sha256.New()
 	h.Write([]byte(sessionID))
 	h.Write([]byte{0})
 	h.Write(b)
-	return "sd_" + hex.EncodeToString(h.Sum(nil)[:16])
+	return "sd_" + strings.ReplaceAll(sessionID, "-", "") + "_" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// sessionOfKey is the session id an idempotency key names, or "".
+func sessionOfKey(key string) string {
+	rest, ok := strings.CutPrefix(key, "sd_")
+	if !ok {
+		return ""
+	}
+	id, _, ok := strings.Cut(rest, "_")
+	if !ok {
+		return ""
+	}
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return ""
+	}
+	return u.String()
 }
 
 func changedSlots(changes []merge.Change) bool {
@@ -626,9 +688,13 @@ func changedSlots(changes []merge.Change) bool {
 }
 
 func viewOf(s *Session, c *contract.Contract, missing []string) View {
+	slots := make(map[string]any, len(s.State.Slots))
+	for k, x := range s.State.Slots {
+		slots[k] = shown(c, k, x)
+	}
 	v := View{
 		ID: s.ID, ConversationID: s.Key.ConversationID, Tool: s.Tool, Status: s.Status,
-		Version: s.Version, Slots: copySlots(s.State.Slots), Missing: missing,
+		Version: s.Version, Slots: slots, Missing: missing,
 		Locale: s.Locale, TimeZone: s.TimeZone, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, EndedAt: s.EndedAt,
 		Attempts: s.Attempts,
 	}
@@ -639,7 +705,7 @@ func viewOf(s *Session, c *contract.Contract, missing []string) View {
 		sort.Strings(order)
 	}
 	for _, slot := range order {
-		v.Pending = append(v.Pending, merge.Change{Slot: slot, Old: s.State.Slots[slot], New: s.State.Pending[slot], Decision: merge.Pending})
+		v.Pending = append(v.Pending, shownChange(c, merge.Change{Slot: slot, Old: s.State.Slots[slot], New: s.State.Pending[slot], Decision: merge.Pending}))
 	}
 	return v
 }
@@ -746,10 +812,14 @@ func checkValue(path string, v any, depth int, budget *int) error {
 		if strings.IndexByte(t, 0) >= 0 {
 			return problem.InvalidRequest(path, "contains a NUL character")
 		}
+	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return problem.InvalidRequest(path, "not a finite number")
+		}
 	case map[string]any:
 		for k, x := range t {
-			if len(k) > maxTextLength {
-				return problem.InvalidRequest(path, fmt.Sprintf("keys are at most %d bytes", maxTextLength))
+			if len(k) > maxTextLength || strings.IndexByte(k, 0) >= 0 || !utf8.ValidString(k) {
+				return problem.InvalidRequest(path, fmt.Sprintf("keys are at most %d bytes of UTF-8 without NUL", maxTextLength))
 			}
 			if err := checkValue(path+"/"+k, x, depth+1, budget); err != nil {
 				return err

@@ -48,6 +48,7 @@ func benchRun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&cfg.ConversationTurns, "conversation-turns", 0, "play flight searches of this many turns each instead of the mix (a long conversation)")
 	fs.IntVar(&cfg.Preload, "preload", 0, "insert this many finished sessions, with their history, before the run")
 	fs.BoolVar(&cfg.KeepDatabase, "keep-database", false, "keep the throwaway database")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process during the slotd side's measurement (go tool pprof FILE)")
 	serverLog := fs.String("server-log", "", "write the in-process slotd's JSON log here (default: formatted and discarded)")
 	asJSON := fs.Bool("json", false, "also print the results as one JSON line")
 	quiet := fs.Bool("q", false, "do not say what the bench is doing")
@@ -68,6 +69,14 @@ func benchRun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer f.Close()
 		cfg.ServerLog = f
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		cfg.CPUProfile = f
 	}
 	if !*quiet {
 		cfg.Progress = stderr

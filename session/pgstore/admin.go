@@ -99,7 +99,7 @@ func (st *Store) EndSessions(ctx context.Context, f session.Filter, dryRun bool,
 			return err
 		}
 		for _, k := range keys {
-			s, err := scanSession(tx.QueryRow(ctx, selectActive, k.Tenant, k.ConversationID))
+			s, err := scanActive(tx.QueryRow(ctx, selectActive, k.Tenant, k.ConversationID))
 			if errors.Is(err, session.ErrNotFound) {
 				continue
 			}

@@ -44,9 +44,15 @@ const (
 		WHERE tenant = $1 AND conversation_id = $2 FOR UPDATE`
 	selectTurnResponse = `SELECT response FROM turns
 		WHERE tenant = $1 AND conversation_id = $2 AND turn_id = $3`
-	selectActive = `SELECT ` + sessionColumns + ` FROM conversations c
-		JOIN sessions s ON s.id = c.active_session_id
-		WHERE c.tenant = $1 AND c.conversation_id = $2 AND s.status = 'active'`
+	// selectActive reads the conversation's active session by its primary
+	// key alone; scanActive checks its status. With "AND s.status =
+	// 'active'" in the SQL, a connection whose generic plan was made while
+	// the table was nearly empty kept reading every active session through
+	// sessions_status_idle, on every turn: turns grew slower as sessions
+	// grew.
+	selectActive = `SELECT ` + sessionColumns + ` FROM sessions s
+		WHERE s.id = (SELECT c.active_session_id FROM conversations c
+			WHERE c.tenant = $1 AND c.conversation_id = $2)`
 	selectLatest = `SELECT ` + sessionColumns + ` FROM sessions s
 		WHERE s.tenant = $1 AND s.conversation_id = $2 ORDER BY s.created_at DESC, s.id DESC LIMIT 1`
 	selectByID = `SELECT ` + sessionColumns + ` FROM sessions s
@@ -61,6 +67,8 @@ const (
 		WHERE sessions.version = EXCLUDED.version - 1`
 	setActive = `UPDATE conversations SET active_session_id = $3
 		WHERE tenant = $1 AND conversation_id = $2 AND active_session_id IS DISTINCT FROM $3`
+	clearActive = `UPDATE conversations SET active_session_id = NULL
+		WHERE tenant = $1 AND conversation_id = $2 AND active_session_id = ANY($3::uuid[])`
 	insertTurn = `INSERT INTO turns (tenant, conversation_id, turn_id, session_id, version, action, request, response, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 	insertChange = `INSERT INTO slot_changes (session_id, version, ord, turn_id, slot, old_value, new_value, decision, created_at)
@@ -100,7 +108,7 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 			br.Close()
 			return err
 		}
-		active, err := scanSession(br.QueryRow())
+		active, err := scanActive(br.QueryRow())
 		if errors.Is(err, session.ErrNotFound) {
 			active, err = nil, nil
 		}
@@ -151,7 +159,17 @@ func write(ctx context.Context, tx pgx.Tx, key session.Key, c *session.Commit) e
 			activeID = &s.ID
 		}
 	}
-	b.Queue(setActive, key.Tenant, key.ConversationID, activeID)
+	if activeID != nil {
+		b.Queue(setActive, key.Tenant, key.ConversationID, activeID)
+	} else if len(c.Ended) > 0 {
+		// Ending sessions clears the pointer only if it points at one of
+		// them: a late outcome for an old session leaves the active one be.
+		ended := make([]string, len(c.Ended))
+		for i, s := range c.Ended {
+			ended[i] = s.ID
+		}
+		b.Queue(clearActive, key.Tenant, key.ConversationID, ended)
+	}
 	if t := c.Turn; t != nil {
 		b.Queue(insertTurn, key.Tenant, key.ConversationID, t.ID, t.SessionID, t.Version, t.Action,
 			json.RawMessage(t.Request), json.RawMessage(t.Response), t.At)
@@ -209,15 +227,16 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 		// Read again under the lock: a turn may have moved on, even to a
 		// new session of the conversation.
 		var row pgx.Row
+		scan := scanSession
 		switch {
 		case l.SessionID != "":
 			row = tx.QueryRow(ctx, selectByID, s.ID, s.Key.Tenant, "")
 		case l.Latest:
 			row = tx.QueryRow(ctx, selectLatest, s.Key.Tenant, s.Key.ConversationID)
 		default:
-			row = tx.QueryRow(ctx, selectActive, s.Key.Tenant, s.Key.ConversationID)
+			row, scan = tx.QueryRow(ctx, selectActive, s.Key.Tenant, s.Key.ConversationID), scanActive
 		}
-		cur, err := scanSession(row)
+		cur, err := scan(row)
 		if err != nil {
 			return err
 		}
@@ -233,14 +252,15 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 // Session implements session.Store.
 func (st *Store) Session(ctx context.Context, l session.Lookup) (*session.Session, error) {
 	var row pgx.Row
+	scan := scanSession
 	if l.SessionID != "" {
 		row = st.pool.QueryRow(ctx, selectByID, l.SessionID, l.Tenant, l.ConversationID)
 	} else if l.Latest {
 		row = st.pool.QueryRow(ctx, selectLatest, l.Tenant, l.ConversationID)
 	} else {
-		row = st.pool.QueryRow(ctx, selectActive, l.Tenant, l.ConversationID)
+		row, scan = st.pool.QueryRow(ctx, selectActive, l.Tenant, l.ConversationID), scanActive
 	}
-	s, err := scanSession(row)
+	s, err := scan(row)
 	return s, interpret(err)
 }
 
@@ -301,6 +321,16 @@ func (st *Store) Ready(ctx context.Context) error {
 		return fmt.Errorf("%w: schema at version %d, need %d", session.ErrUnavailable, v, want)
 	}
 	return nil
+}
+
+// scanActive reads a row of selectActive: ErrNotFound unless the session is
+// active.
+func scanActive(row pgx.Row) (*session.Session, error) {
+	s, err := scanSession(row)
+	if err == nil && s.Status != session.Active {
+		return nil, session.ErrNotFound
+	}
+	return s, err
 }
 
 func scanSession(row pgx.Row) (*session.Session, error) {
