@@ -81,7 +81,7 @@ func Decide(in Input) Step {
 	if len(in.Report.Violations) > 0 {
 		step := Step{Action: Repair, Violations: in.Report.ViolationsIn(in.Locale)}
 		for _, v := range in.Report.Violations {
-			if slot := slotOf(v.Pointer); c.Property(slot) != nil {
+			if slot := contract.SlotOf(v.Pointer); c.Property(slot) != nil {
 				step.Question = in.ask(slot)
 				break
 			}
@@ -286,14 +286,6 @@ func capitalize(s string) string {
 		return s
 	}
 	return string(unicode.ToUpper(r)) + s[n:]
-}
-
-func slotOf(pointer string) string {
-	pointer = strings.TrimPrefix(pointer, "/")
-	if i := strings.IndexByte(pointer, '/'); i >= 0 {
-		pointer = pointer[:i]
-	}
-	return strings.NewReplacer("~1", "/", "~0", "~").Replace(pointer)
 }
 
 func keys(m map[string]any) []string {

@@ -392,6 +392,16 @@ func digitsOf(s *object) int {
 	return 0
 }
 
+// SlotOf is the slot a JSON pointer into the arguments names: its first
+// reference token, unescaped ("/reason" → "reason", "/a~1b/0" → "a/b").
+func SlotOf(pointer string) string {
+	pointer = strings.TrimPrefix(pointer, "/")
+	if i := strings.IndexByte(pointer, '/'); i >= 0 {
+		pointer = pointer[:i]
+	}
+	return strings.NewReplacer("~1", "/", "~0", "~").Replace(pointer)
+}
+
 func escapePointer(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
@@ -127,4 +128,32 @@ func problemOf(t *testing.T, st *status.Status) *slotdv1.Problem {
 	}
 	t.Fatalf("status %v carries no slotd.v1.Problem", st)
 	return nil
+}
+
+// Server reflection lists slotd's services, so grpcurl works without the
+// proto files.
+func TestReflectionListsTheServices(t *testing.T) {
+	t.Parallel()
+	inst := startServer(t, "", contractsDir(t))
+	stream, err := reflectionpb.NewServerReflectionClient(inst.conn).ServerReflectionInfo(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(&reflectionpb.ServerReflectionRequest{
+		MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{ListServices: "*"}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, s := range resp.GetListServicesResponse().GetService() {
+		got[s.Name] = true
+	}
+	for _, want := range []string{"slotd.v1.SlotService", "slotd.v1.AdminService", "grpc.health.v1.Health"} {
+		if !got[want] {
+			t.Errorf("reflection lacks %s: %v", want, got)
+		}
+	}
 }

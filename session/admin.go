@@ -31,7 +31,9 @@ type Filter struct {
 // Batch bounds for admin work: a call never holds more locks than this.
 const (
 	DefaultLimit = 100
-	MaxLimit     = 1000
+	// MaxLimit keeps a batch short enough that a turn waiting on one of
+	// its conversations stays well inside the lock timeout.
+	MaxLimit = 200
 )
 
 // Bounded returns the filter's limit within [1, MaxLimit].
@@ -85,6 +87,9 @@ func (e *Engine) ResetStale(ctx context.Context, f Filter, dryRun bool, now time
 // Expire ends active sessions of one tool idle since before f.IdleBefore as
 // expired: the janitor's work.
 func (e *Engine) Expire(ctx context.Context, f Filter, now time.Time) ([]string, error) {
+	if f.IdleBefore.IsZero() || f.Tool == "" {
+		return nil, problem.InvalidRequest("idle_longer_than", "expiry needs a tool and an idle time")
+	}
 	f.Status = Active
 	return e.store.EndSessions(ctx, f, false, func(s *Session) (*Commit, error) {
 		return e.end(s, Expired, now), nil

@@ -68,11 +68,11 @@ func observe(c *contract.Contract, marks Marks, res *Result) (Marks, Facts) {
 		switch p.Type {
 		case problem.TypeInvalidValue:
 			for _, fe := range p.Errors {
-				f.Rejected = append(f.Rejected, rejection(c, slotName(fe.Pointer)))
+				f.Rejected = append(f.Rejected, rejection(c, contract.SlotOf(fe.Pointer)))
 			}
 		case problem.TypeRuleViolated:
 			for _, fe := range p.Errors {
-				slot := slotName(fe.Pointer)
+				slot := contract.SlotOf(fe.Pointer)
 				if c.Property(slot) == nil {
 					slot = RootField
 				}

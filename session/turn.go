@@ -201,6 +201,9 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 	// explicit change of topic; past stale_after the user is asked whether
 	// to go on, and this turn's arguments are held until they answer.
 	s := active
+	if s != nil && s.Version >= MaxTurnsPerSession {
+		return nil, nil, tooLong()
+	}
 	var carried map[string]any
 	if s != nil {
 		staleAfter, ttl := e.Lifetimes(s.Tool)
@@ -218,8 +221,11 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 			s = nil
 		case s.LastAction == string(clarify.Resume):
 			// The answer to "shall we go on?": the held arguments come back,
-			// with this turn's on top.
+			// with this turn's on top, within the bounds of one request.
 			args = mergeArgs(s.Held, args)
+			if err := checkArgs(args); err != nil {
+				return nil, nil, err
+			}
 			switch {
 			case confirmation == nil:
 				return e.resume(c, req, s, args, commit)
@@ -232,13 +238,6 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 		case staleAfter > 0 && idle >= staleAfter:
 			return e.resume(c, req, s, args, commit)
 		}
-	}
-	if s != nil && s.Version >= MaxTurnsPerSession {
-		return nil, nil, &problem.Error{Code: "FailedPrecondition", Problem: problem.Problem{
-			Type: problem.TypeTooLong, Title: "The session has too many turns", Status: 409,
-			Detail:              fmt.Sprintf("A session keeps at most %d turns; reset it (ResetSession) to go on.", MaxTurnsPerSession),
-			OwnerActionRequired: true,
-		}}
 	}
 	if s == nil {
 		s = &Session{
@@ -300,7 +299,7 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 	// own property schema; a refused value is never stored.
 	normalized, rejected, fieldErrors := normalizeArgs(c, args, env)
 	for _, fe := range fieldErrors {
-		slot := slotName(fe.Pointer)
+		slot := contract.SlotOf(fe.Pointer)
 		changes = append(changes, merge.Change{Slot: slot, Old: state.Slots[slot], New: receivedValue(c, slot, args[slot]), Decision: merge.Rejected})
 	}
 
@@ -399,7 +398,7 @@ func countAttempts(prev map[string]int, rejected []string, merged []merge.Change
 	if step.Action == clarify.Repair {
 		seen := map[string]bool{}
 		for _, v := range step.Violations {
-			if slot := slotName(v.Pointer); slot != "" && !seen[slot] {
+			if slot := contract.SlotOf(v.Pointer); slot != "" && !seen[slot] {
 				seen[slot] = true
 				out[slot]++
 			}
@@ -444,6 +443,14 @@ func handoffProblem(c *contract.Contract, slot string, n int, last *problem.Prob
 		p.Errors = last.Errors
 	}
 	return p
+}
+
+func tooLong() error {
+	return &problem.Error{Code: "FailedPrecondition", Problem: problem.Problem{
+		Type: problem.TypeTooLong, Title: "The session has too many turns", Status: 409,
+		Detail:              fmt.Sprintf("A session keeps at most %d turns; reset it (ResetSession) to go on.", MaxTurnsPerSession),
+		OwnerActionRequired: true,
+	}}
 }
 
 // resume answers RESUME: the session was idle past stale_after, so instead of
@@ -579,7 +586,7 @@ func normalizeArgs(c *contract.Contract, raw map[string]any, env contract.Env) (
 	}
 	var rejected []string
 	for _, fe := range errs {
-		if slot := slotName(fe.Pointer); c.Property(slot) != nil {
+		if slot := contract.SlotOf(fe.Pointer); c.Property(slot) != nil {
 			rejected = append(rejected, slot)
 		}
 	}
@@ -777,13 +784,20 @@ func (r *TurnRequest) validate() error {
 		return problem.InvalidRequest("tool", fmt.Sprintf("at most %d bytes of UTF-8 without control characters", maxIDLength))
 	case !validID(r.Locale) || !validID(r.TimeZone):
 		return problem.InvalidRequest("locale", "a BCP 47 tag such as ru, and an IANA zone such as Europe/Moscow")
-	case len(r.Arguments) > maxArguments:
-		return problem.InvalidRequest("arguments", fmt.Sprintf("at most %d arguments", maxArguments))
 	case len(r.Locale) > 35:
 		return problem.InvalidRequest("locale", "a BCP 47 tag such as ru or en-GB")
 	}
+	return checkArgs(r.Arguments)
+}
+
+// checkArgs bounds a turn's arguments: names, values, nesting, and how many
+// values they hold together.
+func checkArgs(args map[string]any) error {
+	if len(args) > maxArguments {
+		return problem.InvalidRequest("arguments", fmt.Sprintf("at most %d arguments", maxArguments))
+	}
 	budget := maxValues
-	for k, v := range r.Arguments {
+	for k, v := range args {
 		if len(k) > maxIDLength || !utf8.ValidString(k) || strings.IndexByte(k, 0) >= 0 {
 			return problem.InvalidRequest("arguments", fmt.Sprintf("argument names are at most %d bytes of UTF-8", maxIDLength))
 		}
@@ -904,16 +918,4 @@ func copySlots(m map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
-}
-
-func slotName(pointer string) string {
-	if len(pointer) > 0 && pointer[0] == '/' {
-		pointer = pointer[1:]
-	}
-	for i := 0; i < len(pointer); i++ {
-		if pointer[i] == '/' {
-			return pointer[:i]
-		}
-	}
-	return pointer
 }

@@ -52,13 +52,13 @@ func (st *Store) EndSessions(ctx context.Context, f session.Filter, dryRun bool,
 			break
 		}
 		c := st.conversation(s.Key)
-		if !c.lock.TryLock() {
+		if !c.tryLock() {
 			continue // a turn holds it: skip, like SKIP LOCKED
 		}
 		// Read again under the lock: a turn may have landed first.
 		cur, err := st.Session(ctx, session.Lookup{Tenant: s.Key.Tenant, SessionID: s.ID})
 		if err != nil || cur.Status != session.Active || c.active != cur.ID || !matches(cur, f) {
-			c.lock.Unlock()
+			c.unlock()
 			continue
 		}
 		commit, err := fn(cur)
@@ -68,7 +68,7 @@ func (st *Store) EndSessions(ctx context.Context, f session.Filter, dryRun bool,
 			}
 			ids = append(ids, cur.ID)
 		}
-		c.lock.Unlock()
+		c.unlock()
 	}
 	return ids, nil
 }
@@ -94,7 +94,7 @@ func (st *Store) Purge(_ context.Context, f session.Filter, dryRun bool) ([]stri
 			continue
 		}
 		c := st.conversation(s.Key)
-		if !c.lock.TryLock() {
+		if !c.tryLock() {
 			continue // a turn holds the conversation: skip, like SKIP LOCKED
 		}
 		st.mu.Lock()
@@ -107,7 +107,7 @@ func (st *Store) Purge(_ context.Context, f session.Filter, dryRun bool) ([]stri
 				delete(c.turns, id)
 			}
 		}
-		c.lock.Unlock()
+		c.unlock()
 		ids = append(ids, s.ID)
 	}
 	return ids, nil

@@ -6,7 +6,6 @@ import (
 	"context"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/slotd/slotd/session"
 )
@@ -21,7 +20,7 @@ type Store struct {
 }
 
 type conversation struct {
-	lock   sync.Mutex // one writer per conversation
+	lock   chan struct{} // one writer per conversation: holding it is a token in the channel
 	active string
 	turns  map[string]storedTurn // by turn_id
 }
@@ -48,7 +47,7 @@ func (st *Store) conversation(key session.Key) *conversation {
 	defer st.mu.Unlock()
 	c := st.convs[key]
 	if c == nil {
-		c = &conversation{turns: map[string]storedTurn{}}
+		c = &conversation{turns: map[string]storedTurn{}, lock: make(chan struct{}, 1)}
 		st.convs[key] = c
 	}
 	return c
@@ -56,17 +55,25 @@ func (st *Store) conversation(key session.Key) *conversation {
 
 // lockConversation waits for the conversation's lock or the context.
 func lockConversation(ctx context.Context, c *conversation) error {
-	for !c.lock.TryLock() {
-		select {
-		case <-ctx.Done():
-			return session.ErrBusy
-		default:
-		}
-		// Yield briefly; contention on one conversation is rare.
-		time.Sleep(50 * time.Microsecond)
+	select {
+	case c.lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return session.ErrBusy
 	}
-	return nil
 }
+
+// tryLock takes the conversation's lock if it is free, like SKIP LOCKED.
+func (c *conversation) tryLock() bool {
+	select {
+	case c.lock <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *conversation) unlock() { <-c.lock }
 
 // Turn implements session.Store.
 func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) ([]byte, bool, error) {
@@ -74,7 +81,7 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 	if err := lockConversation(ctx, c); err != nil {
 		return nil, false, err
 	}
-	defer c.lock.Unlock()
+	defer c.unlock()
 	if t, ok := c.turns[turnID]; ok {
 		return append([]byte(nil), t.response...), true, nil
 	}
@@ -131,7 +138,7 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 	if err := lockConversation(ctx, c); err != nil {
 		return err
 	}
-	defer c.lock.Unlock()
+	defer c.unlock()
 	// Read again under the conversation's lock: a turn may have moved on,
 	// even to a new session of the conversation.
 	if l.SessionID != "" {
