@@ -163,6 +163,7 @@ func CancelledText(c *contract.Contract, locale string) string {
 
 // Notice is what to tell the user about the session itself: "expired" (a
 // new session starts), "restarted" (the user chose to start over),
+// "closed" (an operator or the orchestrator reset the session),
 // "cancelled" (the user declined the final approval).
 func Notice(c *contract.Contract, locale, kind string) string {
 	return phrase(locale, c.DefaultLocale, kind)
@@ -306,6 +307,7 @@ var phrases = map[string]map[string]string{
 		"cancelled":      "Хорошо, ничего не делаю.",
 		"expired":        "Прошлый разговор закрыт за давностью, начинаем заново.",
 		"restarted":      "Хорошо, начинаем заново.",
+		"closed":         "Прошлый разговор был закрыт, начинаем заново.",
 		"resume":         "Мы остановились на этом: {summary}. Продолжаем с того же места?",
 		"resume_empty":   "Мы прервались. Продолжаем?",
 		"failed_retry":   "Заявка не создана; повторить безопасно через {seconds} с.",
@@ -320,6 +322,7 @@ var phrases = map[string]map[string]string{
 		"cancelled":      "Добре, нічого не роблю.",
 		"expired":        "Попередню розмову закрито за давністю, починаємо знову.",
 		"restarted":      "Добре, починаємо знову.",
+		"closed":         "Попередню розмову було закрито, починаємо знову.",
 		"resume":         "Ми зупинилися на цьому: {summary}. Продовжуємо з того ж місця?",
 		"resume_empty":   "Ми перервалися. Продовжуємо?",
 		"failed_retry":   "Запит не виконано; повторити безпечно через {seconds} с.",
@@ -334,6 +337,7 @@ var phrases = map[string]map[string]string{
 		"cancelled":      "All right, nothing will be done.",
 		"expired":        "The previous conversation expired; starting over.",
 		"restarted":      "All right, starting over.",
+		"closed":         "The previous conversation was closed; starting over.",
 		"resume":         "Here is where we stopped: {summary}. Shall we go on from there?",
 		"resume_empty":   "We were interrupted. Shall we go on?",
 		"failed_retry":   "Nothing was done yet; retrying is safe in {seconds} seconds.",

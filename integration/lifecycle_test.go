@@ -475,13 +475,17 @@ func TestResetStaleRacingTurns(t *testing.T) {
 		if applied != turns || distinct != turns {
 			t.Errorf("%s: %d turns stored (%d distinct), want %d", c.id, applied, distinct, turns)
 		}
-		var halfReset int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM sessions s JOIN conversations c ON c.active_session_id = s.id
-			WHERE c.conversation_id = $1 AND s.status <> 'active'`, c.id).Scan(&halfReset); err != nil {
+		// No half state: at most one active session, and it is the one the
+		// conversation points at; every session's history ends whole.
+		var active, stray int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE s.status = 'active'),
+				count(*) FILTER (WHERE s.status = 'active' AND s.id IS DISTINCT FROM c.active_session_id)
+			FROM sessions s JOIN conversations c USING (tenant, conversation_id)
+			WHERE s.conversation_id = $1`, c.id).Scan(&active, &stray); err != nil {
 			t.Fatal(err)
 		}
-		if halfReset != 0 {
-			t.Errorf("%s: the conversation points at an ended session", c.id)
+		if active > 1 || stray != 0 {
+			t.Errorf("%s: %d active sessions, %d not pointed at", c.id, active, stray)
 		}
 	}
 }
@@ -556,6 +560,15 @@ func TestJanitorExpiresAndPurges(t *testing.T) {
 	}
 	if cleared != 3 {
 		t.Errorf("expiry recorded %d CLEARED changes, want 3", cleared)
+	}
+	// The next turn says the conversation expired, once.
+	c.now = clock.Now()
+	r := c.send(`{"reason": "fraud"}`)
+	if r.PreviousSession.GetId() != first.Session.Id || r.PreviousSession.Status != slotdv1.SessionStatus_SESSION_STATUS_EXPIRED || r.Notice == "" {
+		t.Errorf("a turn after the janitor's expiry: previous %v, notice %q", r.PreviousSession, r.Notice)
+	}
+	if r = c.send(`{}`); r.PreviousSession != nil || r.Notice != "" {
+		t.Errorf("the expiry is reported twice: %v, %q", r.PreviousSession, r.Notice)
 	}
 	clock.Advance(8 * 24 * time.Hour)
 	waitFor("purge the ended session", func() bool { return get() == nil })

@@ -152,8 +152,10 @@ type History struct {
 	Changes []ChangeRecord
 }
 
-// TurnFunc computes a turn's commit from the conversation's active session
-// (nil when it has none). It runs while the conversation is locked.
+// TurnFunc computes a turn's commit from the conversation's current session:
+// the active one, or the last one if it ended outside a turn (an expiry, a
+// reset, a completion) and no turn has seen that yet; nil when there is
+// none. It runs while the conversation is locked.
 type TurnFunc func(active *Session) (*Commit, error)
 
 // Store keeps sessions. Implementations pass sessiontest.Run.

@@ -189,7 +189,7 @@ func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
 }
 
 // apply computes the turn on the locked conversation.
-func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (*Result, *Commit, error) {
+func (e *Engine) apply(c *contract.Contract, req TurnRequest, current *Session) (*Result, *Commit, error) {
 	commit := &Commit{}
 	var changes []merge.Change
 	var previous *Session
@@ -200,7 +200,18 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, active *Session) (
 	// expired and a new one starts (said so); a different tool is an
 	// explicit change of topic; past stale_after the user is asked whether
 	// to go on, and this turn's arguments are held until they answer.
-	s := active
+	s := current
+	if s != nil && s.Status != Active {
+		// It ended outside a turn: an expiry by the janitor or a reset is
+		// said, once; a completed or cancelled session just makes way.
+		switch s.Status {
+		case Expired:
+			previous, notice = s, clarify.Notice(c, locale(req, s, c), "expired")
+		case Reset:
+			previous, notice = s, clarify.Notice(c, locale(req, s, c), "closed")
+		}
+		s = nil
+	}
 	if s != nil && s.Version >= MaxTurnsPerSession {
 		return nil, nil, tooLong()
 	}

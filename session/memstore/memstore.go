@@ -85,13 +85,13 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 	if t, ok := c.turns[turnID]; ok {
 		return append([]byte(nil), t.response...), true, nil
 	}
-	var active *session.Session
+	var current *session.Session
 	st.mu.Lock()
-	if s := st.sessions[c.active]; s != nil && s.Status == session.Active {
-		active = s.Clone()
+	if s := st.sessions[c.active]; s != nil {
+		current = s.Clone()
 	}
 	st.mu.Unlock()
-	commit, err := fn(active)
+	commit, err := fn(current)
 	if err != nil {
 		return nil, false, err
 	}
@@ -106,19 +106,15 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 func (st *Store) write(c *conversation, commit *session.Commit) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	// The conversation points at its current session, ended or not: ending
+	// a session outside a turn leaves the pointer, so the next turn sees
+	// what ended and says so.
 	for _, s := range commit.Ended {
 		st.sessions[s.ID] = s.Clone()
-		if c.active == s.ID {
-			c.active = ""
-		}
 	}
 	if s := commit.Session; s != nil {
 		st.sessions[s.ID] = s.Clone()
-		if s.Status == session.Active {
-			c.active = s.ID
-		} else if c.active == s.ID {
-			c.active = ""
-		}
+		c.active = s.ID
 	}
 	if t := commit.Turn; t != nil {
 		st.turns[t.SessionID] = append(st.turns[t.SessionID], *t)
@@ -176,6 +172,9 @@ func (st *Store) Session(_ context.Context, l session.Lookup) (*session.Session,
 	if id == "" {
 		c := st.convs[session.Key{Tenant: l.Tenant, ConversationID: l.ConversationID}]
 		if c == nil || c.active == "" {
+			return nil, session.ErrNotFound
+		}
+		if s := st.sessions[c.active]; s == nil || s.Status != session.Active {
 			return nil, session.ErrNotFound
 		}
 		id = c.active

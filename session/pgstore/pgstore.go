@@ -67,8 +67,6 @@ const (
 		WHERE sessions.version = EXCLUDED.version - 1`
 	setActive = `UPDATE conversations SET active_session_id = $3
 		WHERE tenant = $1 AND conversation_id = $2 AND active_session_id IS DISTINCT FROM $3`
-	clearActive = `UPDATE conversations SET active_session_id = NULL
-		WHERE tenant = $1 AND conversation_id = $2 AND active_session_id = ANY($3::uuid[])`
 	insertTurn = `INSERT INTO turns (tenant, conversation_id, turn_id, session_id, version, action, request, response, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 	insertChange = `INSERT INTO slot_changes (session_id, version, ord, turn_id, slot, old_value, new_value, decision, created_at)
@@ -108,7 +106,9 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 			br.Close()
 			return err
 		}
-		active, err := scanActive(br.QueryRow())
+		// The conversation's current session: active, or ended outside a
+		// turn (by the janitor, a reset) and not yet seen by one.
+		active, err := scanSession(br.QueryRow())
 		if errors.Is(err, session.ErrNotFound) {
 			active, err = nil, nil
 		}
@@ -155,20 +155,12 @@ func write(ctx context.Context, tx pgx.Tx, key session.Key, c *session.Commit) e
 		if err := queueSession(s); err != nil {
 			return err
 		}
-		if s.Status == session.Active {
-			activeID = &s.ID
-		}
+		activeID = &s.ID
 	}
+	// The pointer follows the turn's session, ended or not. Ending sessions
+	// outside a turn leaves it: the next turn sees what ended and says so.
 	if activeID != nil {
 		b.Queue(setActive, key.Tenant, key.ConversationID, activeID)
-	} else if len(c.Ended) > 0 {
-		// Ending sessions clears the pointer only if it points at one of
-		// them: a late outcome for an old session leaves the active one be.
-		ended := make([]string, len(c.Ended))
-		for i, s := range c.Ended {
-			ended[i] = s.ID
-		}
-		b.Queue(clearActive, key.Tenant, key.ConversationID, ended)
 	}
 	if t := c.Turn; t != nil {
 		b.Queue(insertTurn, key.Tenant, key.ConversationID, t.ID, t.SessionID, t.Version, t.Action,
