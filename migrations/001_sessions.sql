@@ -28,8 +28,12 @@ CREATE TABLE sessions (
     updated_at      timestamptz NOT NULL,
     ended_at        timestamptz
 );
-CREATE INDEX sessions_conversation ON sessions (tenant, conversation_id, created_at);
+-- A conversation's sessions, newest first (ids are time-ordered UUIDv7).
+CREATE INDEX sessions_conversation ON sessions (tenant, conversation_id, id);
+-- The janitor's and reset-stale's batches: idle active sessions, and ended
+-- ones by age.
 CREATE INDEX sessions_status_idle ON sessions (status, updated_at);
+CREATE INDEX sessions_ended ON sessions (ended_at) WHERE status <> 'active';
 
 -- A turn and the response it got; a turn_id seen before is answered from here.
 CREATE TABLE turns (

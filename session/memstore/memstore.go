@@ -160,7 +160,7 @@ func (st *Store) Session(_ context.Context, l session.Lookup) (*session.Session,
 		var latest *session.Session
 		for _, s := range st.sessions {
 			if s.Key == (session.Key{Tenant: l.Tenant, ConversationID: l.ConversationID}) &&
-				(latest == nil || s.CreatedAt.After(latest.CreatedAt) || (s.CreatedAt.Equal(latest.CreatedAt) && s.ID > latest.ID)) {
+				(latest == nil || s.ID > latest.ID) { // ids are time-ordered UUIDv7
 				latest = s
 			}
 		}

@@ -24,8 +24,9 @@ const (
 
 	// lockIdleConversations locks the conversations of matching active
 	// sessions, skipping those a turn holds right now.
-	lockIdleConversations = `SELECT c.tenant, c.conversation_id FROM conversations c
-		JOIN sessions s ON s.id = c.active_session_id
+	lockIdleConversations = `SELECT c.tenant, c.conversation_id FROM sessions s
+		JOIN conversations c ON c.tenant = s.tenant AND c.conversation_id = s.conversation_id
+			AND c.active_session_id = s.id
 		WHERE s.status = 'active'
 		  AND ($1 OR s.tenant = $2)
 		  AND ($3 = '' OR s.tool = $3)
@@ -86,7 +87,7 @@ func (st *Store) List(ctx context.Context, f session.Filter) ([]*session.Session
 func (st *Store) EndSessions(ctx context.Context, f session.Filter, dryRun bool, fn session.EndFunc) ([]string, error) {
 	var ids []string
 	errDryRun := errors.New("dry run")
-	err := pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, st.pool, readCommitted, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, lockIdleConversations, f.AnyTenant, f.Tenant, f.Tool, nullable(f.IdleBefore), f.Bounded())
 		if err != nil {
 			return err

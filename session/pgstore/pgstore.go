@@ -54,7 +54,7 @@ const (
 		WHERE s.id = (SELECT c.active_session_id FROM conversations c
 			WHERE c.tenant = $1 AND c.conversation_id = $2)`
 	selectLatest = `SELECT ` + sessionColumns + ` FROM sessions s
-		WHERE s.tenant = $1 AND s.conversation_id = $2 ORDER BY s.created_at DESC, s.id DESC LIMIT 1`
+		WHERE s.tenant = $1 AND s.conversation_id = $2 ORDER BY s.id DESC LIMIT 1`
 	selectByID = `SELECT ` + sessionColumns + ` FROM sessions s
 		WHERE s.id = $1 AND s.tenant = $2 AND ($3 = '' OR s.conversation_id = $3)`
 	upsertSession = `INSERT INTO sessions (id, tenant, conversation_id, tool, status, version, state,
@@ -81,7 +81,7 @@ const (
 func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) ([]byte, bool, error) {
 	var response []byte
 	var replayed bool
-	err := pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, st.pool, readCommitted, func(tx pgx.Tx) error {
 		// One round trip: create-if-absent, lock, idempotency check, read.
 		b := &pgx.Batch{}
 		b.Queue(ensureConversation, key.Tenant, key.ConversationID)
@@ -203,6 +203,11 @@ func write(ctx context.Context, tx pgx.Tx, key session.Key, c *session.Commit) e
 	return br.Close()
 }
 
+// readCommitted pins the isolation every unit of work relies on: each
+// statement after the conversation's lock sees what committed before it,
+// whatever the database's default.
+var readCommitted = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+
 var errStaleVersion = errors.New("pgstore: session version did not advance")
 
 // Update implements session.Store.
@@ -211,7 +216,7 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 	if err != nil {
 		return err
 	}
-	err = pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, st.pool, readCommitted, func(tx pgx.Tx) error {
 		var activeID *string
 		if err := tx.QueryRow(ctx, lockConversation, s.Key.Tenant, s.Key.ConversationID).Scan(&activeID); err != nil {
 			return err
