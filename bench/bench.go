@@ -44,8 +44,9 @@ type Config struct {
 	DatabaseURL string
 	// Contracts is the folder of the contracts slotd serves.
 	Contracts string
-	// MetricsURL is a running slotd's /metrics, read for its memory while
-	// it is under load; an in-process slotd's is found by itself.
+	// MetricsURL is a running slotd's /metrics, read for its pool size and
+	// for its memory and CPU under load; an in-process slotd's is found by
+	// itself.
 	MetricsURL string
 	// TenantKey is sent as "authorization: Bearer KEY" when set.
 	TenantKey string

@@ -28,6 +28,7 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/dbtest"
+	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/server"
 )
 
@@ -553,6 +554,19 @@ func TestLogsNeverHoldCardNumbers(t *testing.T) {
 			if bytes.Contains(rest, []byte(g)) {
 				t.Errorf("log line holds %q of the card number: %s", g, rest)
 			}
+		}
+	}
+}
+
+func TestMaskIDAgreesWithRedact(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{
+		"chat-42", "bench-18ec9b9caa6a247c-slotd-12-34", "4111111111111111", "chat 4111 1111 1111 1111",
+		"a-4111-1111-1111-1111-b", "4111\u00a01111\u00a01111\u00a01111", "12345678901", "123456789012",
+		"1-2-3-4-5-6-7-8-9-0-1-2", "1 2 3 4 5 6 7 8 9 0 1", "order 2026-08-22 10:00", "",
+	} {
+		if got, want := server.MaskID(id), problem.Redact(id); got != want {
+			t.Errorf("MaskID(%q) = %q, want %q as problem.Redact masks it", id, got, want)
 		}
 	}
 }

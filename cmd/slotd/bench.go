@@ -81,6 +81,9 @@ func benchRun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !*quiet {
 		cfg.Progress = stderr
 	}
+	if cfg.Addr == "" {
+		tuneGC() // the in-process slotd runs as slotd serve would
+	}
 	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -74,9 +75,20 @@ func serve(ctx context.Context, args []string) error {
 	if cfg.AdminKeys == "" {
 		cfg.AdminKeys = os.Getenv("SLOTD_ADMIN_KEYS")
 	}
+	tuneGC()
 	srv, err := server.New(cfg, slog.Default())
 	if err != nil {
 		return err
 	}
 	return srv.Run(ctx)
+}
+
+// tuneGC makes the collector run a quarter as often as Go's default, unless
+// GOGC says otherwise: a turn allocates some 15 KB, and at GOGC=100 the
+// collector took a tenth of slotd's CPU under load. slotd bench: about 10%
+// less CPU per turn for about 15 MB more RSS (some 50 MB in all).
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 }

@@ -1,0 +1,4 @@
+package server
+
+// MaskID is maskID, for tests.
+var MaskID = maskID
