@@ -57,7 +57,16 @@ type Metrics struct {
 	resumes     *prometheus.CounterVec
 	ended       *prometheus.CounterVec
 	fallbacks   *prometheus.CounterVec
+
+	handoffs         *prometheus.CounterVec
+	attemptsValid    *prometheus.HistogramVec
+	outputViolations *prometheus.CounterVec
+	backendFailures  *prometheus.CounterVec
 }
+
+// BackendSlot is the slot label of a hand-off because the backend call
+// failed past retrying, not because of a slot.
+const BackendSlot = "_backend"
 
 // New makes the collectors for a catalog of tools and registers them with
 // the Go runtime's and the process's.
@@ -117,11 +126,30 @@ func New(tools []string) *Metrics {
 		Help: "Sessions that ended without ever answering READY, by tool and how they ended.",
 	}, []string{"tool", "status"})
 
+	m.handoffs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_handoffs_total",
+		Help: "Conversations handed to a person, by tool and the slot that reached its max_attempts (_backend when the backend call failed past retrying).",
+	}, []string{"tool", "slot"})
+	m.attemptsValid = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "slotd_attempts_until_valid",
+		Help:    "Attempts a slot took until its value was accepted (1: the first), by tool and slot.",
+		Buckets: []float64{1, 2, 3, 4, 5},
+	}, []string{"tool", "slot"})
+	m.outputViolations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_output_contract_violations_total",
+		Help: "Backend results that broke the tool's output contract (x-slotd.output), by tool.",
+	}, []string{"tool"})
+	m.backendFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_backend_failures_total",
+		Help: "Backend call failures reported through CompleteSession, by tool and kind (timeout, unavailable, rate_limited, unauthorized, internal).",
+	}, []string{"tool", "kind"})
+
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.GRPC, m.turnSeconds, m.actions, m.replays, m.failures, m.inFlight, m.ready,
 		m.reasks, m.repairs, m.rejected, m.resumes, m.ended, m.fallbacks,
+		m.handoffs, m.attemptsValid, m.outputViolations, m.backendFailures,
 	)
 	// Series a rate is taken of exist from the start, at zero.
 	for t := range m.tools {
@@ -201,6 +229,37 @@ func (m *Metrics) TurnDone(t Turn) {
 	}
 	if f.FirstReady {
 		m.ready.WithLabelValues(tool, strconv.FormatBool(f.FirstAttempt)).Inc()
+	}
+	if f.HandedOff != "" {
+		m.handoffs.WithLabelValues(tool, f.HandedOff).Inc()
+	}
+	for _, v := range f.Valid {
+		m.attemptsValid.WithLabelValues(tool, v.Slot).Observe(float64(v.Attempts))
+	}
+}
+
+// Completion is one CompleteSession as the gRPC adapter answered it.
+type Completion struct {
+	Tool string
+	// FailureKind is the backend failure reported, "" for a result.
+	FailureKind string
+	// OutputInvalid: the backend's result broke the output contract.
+	OutputInvalid bool
+	// HandedOff: the answer was HANDOFF.
+	HandedOff bool
+}
+
+// CompletionDone observes a CompleteSession that succeeded.
+func (m *Metrics) CompletionDone(c Completion) {
+	tool := m.Tool(c.Tool)
+	if c.FailureKind != "" {
+		m.backendFailures.WithLabelValues(tool, c.FailureKind).Inc()
+	}
+	if c.OutputInvalid {
+		m.outputViolations.WithLabelValues(tool).Inc()
+	}
+	if c.HandedOff {
+		m.handoffs.WithLabelValues(tool, BackendSlot).Inc()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -98,6 +99,9 @@ func (o *observer) stream() grpc.StreamServerInterceptor {
 }
 
 func (o *observer) turns(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if info.FullMethod == slotdv1.SlotService_CompleteSession_FullMethodName {
+		return o.completion(ctx, req, handler)
+	}
 	in, ok := req.(*slotdv1.TurnRequest)
 	if !ok || info.FullMethod != slotdv1.SlotService_Turn_FullMethodName {
 		return handler(ctx, req)
@@ -118,6 +122,27 @@ func (o *observer) turns(ctx context.Context, req any, info *grpc.UnaryServerInf
 	}
 	o.m.TurnDone(t)
 	o.logTurn(ctx, in, &trace, t, code)
+	return resp, err
+}
+
+// completion observes a CompleteSession: backend failure kinds, output
+// contract violations, hand-offs.
+func (o *observer) completion(ctx context.Context, req any, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	in, _ := req.(*slotdv1.CompleteSessionRequest)
+	out, ok := resp.(*slotdv1.CompleteSessionResponse)
+	if err != nil || !ok || in == nil {
+		return resp, err
+	}
+	c := metrics.Completion{
+		Tool:          out.GetSession().GetTool(),
+		OutputInvalid: out.GetProblem().GetType() == problem.Base+"backend-output-invalid",
+		HandedOff:     out.GetAction() == slotdv1.Action_ACTION_HANDOFF,
+	}
+	if f := in.GetFailure(); f != nil {
+		c.FailureKind = strings.ToLower(strings.TrimPrefix(f.GetKind().String(), "FAILURE_KIND_"))
+	}
+	o.m.CompletionDone(c)
 	return resp, err
 }
 

@@ -570,3 +570,78 @@ func TestMaskIDAgreesWithRedact(t *testing.T) {
 		}
 	}
 }
+
+// The way-out metrics: hand-offs by slot, attempts until a value is
+// accepted, backend failure kinds, output contract violations.
+func TestHandoffAndBackendMetrics(t *testing.T) {
+	t.Parallel()
+	inst := start(t, "", nil)
+	const dispute = "bank.open_dispute"
+	ctx := context.Background()
+
+	// reason takes three attempts here: two refused, then accepted.
+	a := inst.convo(t, "w-attempts", dispute)
+	a.send(`{"card_last4": "•• 4417", "operation_date": "вчера", "amount": "1 200,50 ₽"}`, slotdv1.Action_ACTION_ASK)
+	a.send(`{"reason": "chargeback"}`, slotdv1.Action_ACTION_ASK)
+	a.send(`{"reason": "refund"}`, slotdv1.Action_ACTION_ASK)
+	a.send(`{"reason": "Fraud"}`, slotdv1.Action_ACTION_CONFIRM)
+
+	// Three bad reasons: a hand-off on reason.
+	h := inst.convo(t, "w-handoff", dispute)
+	h.send(`{"card_last4": "4417", "operation_date": "вчера", "amount": "100"}`, slotdv1.Action_ACTION_ASK)
+	h.send(`{"reason": "a"}`, slotdv1.Action_ACTION_ASK)
+	h.send(`{"reason": "b"}`, slotdv1.Action_ACTION_ASK)
+	h.send(`{"reason": "c"}`, slotdv1.Action_ACTION_HANDOFF)
+
+	// A timeout, then a result that breaks the output contract.
+	r := inst.convo(t, "w-backend", dispute)
+	r.send(`{"card_last4": "4417", "operation_date": "вчера", "amount": "100", "reason": "fraud"}`, slotdv1.Action_ACTION_CONFIRM)
+	req := r.request("")
+	req.Confirmation = &slotdv1.Confirmation{Accept: true}
+	ready, err := inst.client.Turn(ctx, req)
+	if err != nil || ready.Action != slotdv1.Action_ACTION_READY {
+		t.Fatalf("READY: %v, %v", ready.GetAction(), err)
+	}
+	if _, err := inst.client.CompleteSession(ctx, &slotdv1.CompleteSessionRequest{IdempotencyKey: ready.IdempotencyKey,
+		Outcome: &slotdv1.CompleteSessionRequest_Failure{Failure: &slotdv1.BackendFailure{Kind: slotdv1.FailureKind_FAILURE_KIND_TIMEOUT}}}); err != nil {
+		t.Fatal(err)
+	}
+	garbage, _ := structpb.NewValue(map[string]any{"status": "maybe"})
+	out, err := inst.client.CompleteSession(ctx, &slotdv1.CompleteSessionRequest{IdempotencyKey: ready.IdempotencyKey,
+		Outcome: &slotdv1.CompleteSessionRequest_Result{Result: garbage}})
+	if err != nil || out.Action != slotdv1.Action_ACTION_HANDOFF {
+		t.Fatalf("a result that breaks the output contract: %v, %v", out.GetAction(), err)
+	}
+
+	fams := scrape(t, inst)
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"slotd_handoffs_total", map[string]string{"tool": dispute, "slot": "reason"}, 1},
+		{"slotd_handoffs_total", map[string]string{"tool": dispute, "slot": "_backend"}, 1},
+		{"slotd_backend_failures_total", map[string]string{"tool": dispute, "kind": "timeout"}, 1},
+		{"slotd_output_contract_violations_total", map[string]string{"tool": dispute}, 1},
+		// reason accepted twice (once after 3 attempts, once at once),
+		// amount three times at the first attempt.
+		{"slotd_attempts_until_valid", map[string]string{"tool": dispute, "slot": "reason"}, 2},
+		{"slotd_attempts_until_valid", map[string]string{"tool": dispute, "slot": "amount"}, 3},
+	} {
+		if got := value(fams, tc.name, tc.labels); got != tc.want {
+			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, got, tc.want)
+		}
+	}
+	// The histogram keeps how many attempts each took: 3 and 1.
+	for _, m := range fams["slotd_attempts_until_valid"].Metric {
+		var slot string
+		for _, l := range m.Label {
+			if l.GetName() == "slot" {
+				slot = l.GetValue()
+			}
+		}
+		if slot == "reason" && m.Histogram.GetSampleSum() != 4 {
+			t.Errorf("reason attempts sum = %v, want 4 (3 and 1)", m.Histogram.GetSampleSum())
+		}
+	}
+}

@@ -39,6 +39,18 @@ type Facts struct {
 	// FirstAttempt: FirstReady, and no turn of the session refused a value
 	// or answered REPAIR before.
 	FirstAttempt bool
+	// HandedOff is the slot whose failed attempts reached the cap, when
+	// the turn answered HANDOFF.
+	HandedOff string
+	// Valid are the slots that took a value this turn, each with the number
+	// of attempts it took (failed ones before, plus this one).
+	Valid []ValidAfter
+}
+
+// ValidAfter is a slot that took a value after Attempts attempts.
+type ValidAfter struct {
+	Slot     string
+	Attempts int
 }
 
 // Rejection is one refused value: its slot and the normalizer that stands
@@ -91,6 +103,9 @@ func observe(c *contract.Contract, marks Marks, res *Result) (Marks, Facts) {
 		}
 	}
 	marks.Asked = asked
+	if res.Action == clarify.Handoff && res.Question != nil {
+		f.HandedOff = res.Question.Slot
+	}
 	if res.Action == clarify.Ready && !marks.Ready {
 		marks.Ready = true
 		f.FirstReady, f.FirstAttempt = true, !marks.Flawed

@@ -347,6 +347,7 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, current *Session) 
 	// Capped re-asks: every refused value and every REPAIR counts against
 	// its slot, an accepted value clears the count, and a slot at its cap
 	// hands the conversation to a person instead of asking once more.
+	valid := validAfter(s.Attempts, merged)
 	s.Attempts = countAttempts(s.Attempts, rejected, merged, step)
 	prob := turnProblem(fieldErrors, step)
 	if slot := e.exhausted(c, s.Attempts); slot != "" && step.Action != clarify.Cancelled {
@@ -386,7 +387,24 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, current *Session) 
 		v := e.View(previous)
 		res.Previous = &v
 	}
-	return e.finish(c, req, s, res, in.Report.Missing, changes, commit)
+	res, commit, err = e.finish(c, req, s, res, in.Report.Missing, changes, commit)
+	if res != nil {
+		res.Facts.Valid = valid
+	}
+	return res, commit, err
+}
+
+// validAfter lists the slots this turn gave a value, with the attempts it
+// took: the failed ones counted so far, plus this one.
+func validAfter(attempts map[string]int, merged []merge.Change) []ValidAfter {
+	var out []ValidAfter
+	for _, ch := range merged {
+		switch ch.Decision {
+		case merge.Filled, merge.Overwritten, merge.Pending:
+			out = append(out, ValidAfter{Slot: ch.Slot, Attempts: attempts[ch.Slot] + 1})
+		}
+	}
+	return out
 }
 
 // countAttempts is the per-slot count of failed attempts after this turn.
