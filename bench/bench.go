@@ -55,6 +55,12 @@ type Config struct {
 	Tenant string
 	// Conversations is how many conversations run at once, on each side.
 	Conversations int
+	// Rate paces each side at this many turns a second in all (0: as fast
+	// as the conversations go, the saturation point). Real conversations
+	// think between turns; a paced run shows latency under a given load
+	// rather than at the machine's limit. A turn's latency is measured from
+	// its sending, never from its slot in the pace.
+	Rate int
 	// Duration bounds each side's measured run, unless Turns is set.
 	Duration time.Duration
 	// Turns bounds each side's measured run by a number of turns.
@@ -286,7 +292,7 @@ type sample struct {
 // With profile set, the measured run is CPU-profiled into it.
 func drive(ctx context.Context, cfg Config, ds []Dialogue, prefix string, turn turnFunc, meter cpuMeter, profile io.Writer) Side {
 	if cfg.Warmup > 0 {
-		run(ctx, cfg.Conversations, 0, time.Now().Add(cfg.Warmup), ds, prefix+"-warm", turn)
+		run(ctx, cfg.Conversations, 0, cfg.Rate, time.Now().Add(cfg.Warmup), ds, prefix+"-warm", turn)
 	}
 	var until time.Time
 	if cfg.Turns <= 0 {
@@ -299,11 +305,52 @@ func drive(ctx context.Context, cfg Config, ds []Dialogue, prefix string, turn t
 		}
 	}
 	start := time.Now()
-	samples, errs, firstErr := run(ctx, cfg.Conversations, cfg.Turns, until, ds, prefix, turn)
+	samples, errs, firstErr := run(ctx, cfg.Conversations, cfg.Turns, cfg.Rate, until, ds, prefix, turn)
 	elapsed := time.Since(start)
 	side := summarize(samples, errs, firstErr, elapsed, longest(ds))
 	side.CPU = perTurn(before, meter.sample(ctx), side.Turns)
 	return side
+}
+
+// pacer hands out the right to send a turn rate times a second (a token not
+// taken is dropped: the pace is a ceiling, not a debt); with rate 0 it
+// never waits. It reports false when the run is over while waiting.
+func pacer(ctx context.Context, rate int) func(until time.Time) bool {
+	if rate <= 0 {
+		return func(time.Time) bool { return true }
+	}
+	tokens := make(chan struct{}, 1)
+	go func() {
+		t := time.NewTicker(time.Second / time.Duration(rate))
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				select {
+				case tokens <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	return func(until time.Time) bool {
+		var deadline <-chan time.Time
+		if !until.IsZero() {
+			timer := time.NewTimer(time.Until(until))
+			defer timer.Stop()
+			deadline = timer.C
+		}
+		select {
+		case <-tokens:
+			return true
+		case <-deadline:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 func longest(ds []Dialogue) int {
@@ -318,9 +365,10 @@ func longest(ds []Dialogue) int {
 // until limit turns were started. A turn under way at the end is let
 // finish and counted: cancelling it would make pgx close its connection,
 // and the next run would pay for a new one.
-func run(ctx context.Context, workers, limit int, until time.Time, ds []Dialogue, prefix string, turn turnFunc) ([]sample, int64, string) {
+func run(ctx context.Context, workers, limit, rate int, until time.Time, ds []Dialogue, prefix string, turn turnFunc) ([]sample, int64, string) {
 	var started, errs atomic.Int64
 	over := func() bool { return ctx.Err() != nil || (!until.IsZero() && !time.Now().Before(until)) }
+	pace := pacer(ctx, rate)
 	var firstErr atomic.Value
 	results := make([][]sample, workers)
 	var wg sync.WaitGroup
@@ -339,6 +387,9 @@ func run(ctx context.Context, workers, limit int, until time.Time, ds []Dialogue
 					if limit > 0 && started.Add(1) > int64(limit) {
 						results[w] = out
 						return
+					}
+					if !pace(until) {
+						break
 					}
 					t0 := time.Now()
 					err := turn(ctx, d, step, conv, fmt.Sprintf("%s/%d", conv, step+1))

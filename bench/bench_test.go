@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,5 +123,30 @@ func TestPercentile(t *testing.T) {
 		if got := percentile(c.sorted, c.p); got != c.want {
 			t.Errorf("p%d of %d values = %v, want %v", c.p, len(c.sorted), got, c.want)
 		}
+	}
+}
+
+// A paced run sends no more than its rate, however many conversations.
+func TestRunIsPaced(t *testing.T) {
+	t.Parallel()
+	ds := Mix()
+	var sent atomic.Int64
+	turn := func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
+		sent.Add(1)
+		return nil
+	}
+	start := time.Now()
+	samples, errs, _ := run(context.Background(), 8, 0, 100, start.Add(500*time.Millisecond), ds, "paced", turn)
+	if errs != 0 {
+		t.Fatalf("%d errors", errs)
+	}
+	// 100 turns/s for half a second: about 50, never the thousands an
+	// unpaced run of no-op turns would make.
+	if n := len(samples); n < 20 || n > 60 {
+		t.Errorf("%d turns in 0.5 s at 100/s", n)
+	}
+	unpaced, _, _ := run(context.Background(), 8, 0, 0, time.Now().Add(100*time.Millisecond), ds, "free", turn)
+	if len(unpaced) < 1000 {
+		t.Errorf("an unpaced run of no-op turns made only %d", len(unpaced))
 	}
 }

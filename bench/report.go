@@ -16,6 +16,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if c.Turns > 0 {
 		run = fmt.Sprintf("%d turns per side", c.Turns)
 	}
+	if c.Rate > 0 {
+		run += fmt.Sprintf(", paced at %d turns/s", c.Rate)
+	} else {
+		run += ", unpaced (saturation)"
+	}
 	fmt.Fprintf(w, "slotd bench: %d concurrent conversations, %s, slotd %s, pools of %d Postgres connections\n",
 		c.Conversations, run, r.Mode, r.PoolMax)
 	if r.PoolNote != "" {

@@ -42,6 +42,7 @@ func benchRun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.TenantKey, "tenant-key", os.Getenv("SLOTD_TENANT_KEY"), "API key sent as \"authorization: Bearer KEY\" (SLOTD_TENANT_KEY)")
 	fs.StringVar(&cfg.Tenant, "tenant", "", "the tenant --tenant-key stands for: the direct side writes as it")
 	fs.IntVar(&cfg.Conversations, "conversations", 32, "conversations at once, on each side")
+	fs.IntVar(&cfg.Rate, "rate", 0, "pace each side at this many turns/s in all; 0 runs as fast as the conversations go (saturation)")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time of each side")
 	fs.IntVar(&cfg.Turns, "turns", 0, "measure this many turns on each side instead of a duration")
 	fs.DurationVar(&cfg.Warmup, "warmup", time.Second, "unmeasured time before each side")
