@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -47,13 +46,6 @@ const (
 		ORDER BY ended_at LIMIT $4`
 )
 
-func nullable(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
-}
-
 func nullableID(id string) *string {
 	if id == "" {
 		return nil
@@ -64,7 +56,7 @@ func nullableID(id string) *string {
 // List implements session.Store.
 func (st *Store) List(ctx context.Context, f session.Filter) ([]*session.Session, error) {
 	rows, err := st.pool.Query(ctx, listSessions, f.AnyTenant, f.Tenant, string(f.Status), f.Tool,
-		nullable(f.IdleBefore), nullable(f.EndedBefore), nullableID(f.After), f.Limit)
+		nullTime(f.IdleBefore), nullTime(f.EndedBefore), nullableID(f.After), f.Limit)
 	if err != nil {
 		return nil, interpret(err)
 	}
@@ -88,7 +80,7 @@ func (st *Store) EndSessions(ctx context.Context, f session.Filter, dryRun bool,
 	var ids []string
 	errDryRun := errors.New("dry run")
 	err := pgx.BeginTxFunc(ctx, st.pool, readCommitted, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, lockIdleConversations, f.AnyTenant, f.Tenant, f.Tool, nullable(f.IdleBefore), f.Bounded())
+		rows, err := tx.Query(ctx, lockIdleConversations, f.AnyTenant, f.Tenant, f.Tool, nullTime(f.IdleBefore), f.Bounded())
 		if err != nil {
 			return err
 		}
