@@ -513,7 +513,7 @@ func (e *Engine) finish(c *contract.Contract, req TurnRequest, s *Session, res *
 	s.Marks, res.Facts = observe(c, s.Marks, res)
 	res.TurnID = req.TurnID
 	if res.Problem != nil {
-		res.Problem.Instance = "/sessions/" + s.ID + "/turns/" + req.TurnID
+		res.Problem.Instance = "/sessions/" + s.ID + "/turns/" + problem.Redact(req.TurnID)
 	}
 	if s.Status != Active {
 		missing = nil
