@@ -266,7 +266,10 @@ func TestSlotdKilledMidLoadLosesNoTurn(t *testing.T) {
 	addr := deadPort(t)
 	dir := contractsDir(t)
 	start := func() *exec.Cmd {
-		cmd := exec.Command(bin, "serve", "--listen", addr, "--contracts", dir, "--database-url", url)
+		// No HTTP gateway or metrics listener: their default ports may be
+		// taken by anything else running on the machine.
+		cmd := exec.Command(bin, "serve", "--listen", addr, "--contracts", dir, "--database-url", url,
+			"--http-listen", "", "--metrics-listen", "")
 		cmd.Stderr = io.Discard
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
