@@ -212,15 +212,12 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, current *Session) 
 		}
 		s = nil
 	}
-	if s != nil && s.Version >= MaxTurnsPerSession {
-		return nil, nil, tooLong()
-	}
 	var carried map[string]any
+	staleAfter, ttl := time.Duration(0), time.Duration(0)
 	if s != nil {
-		staleAfter, ttl := e.Lifetimes(s.Tool)
-		idle := req.Now.Sub(s.UpdatedAt)
+		staleAfter, ttl = e.Lifetimes(s.Tool)
 		switch {
-		case ttl > 0 && idle >= ttl:
+		case ttl > 0 && req.Now.Sub(s.UpdatedAt) >= ttl:
 			previous = e.endInto(commit, s, Expired, req.Now)
 			notice = clarify.Notice(c, locale(req, s, c), "expired")
 			s = nil
@@ -230,6 +227,15 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, current *Session) 
 				carried = s.State.Slots
 			}
 			s = nil
+		}
+	}
+	// A session that goes on is bounded; one that just ended is not held
+	// to its length.
+	if s != nil && s.Version >= MaxTurnsPerSession {
+		return nil, nil, tooLong()
+	}
+	if s != nil {
+		switch idle := req.Now.Sub(s.UpdatedAt); {
 		case s.LastAction == string(clarify.Resume):
 			// The answer to "shall we go on?": the held arguments come back,
 			// with this turn's on top, within the bounds of one request.
