@@ -6,7 +6,9 @@ package clarify
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -68,7 +70,7 @@ type Step struct {
 // tool is an action; READY.
 func Decide(in Input) Step {
 	c := in.Contract
-	if pending := c.InOrder(keys(in.State.Pending)); len(pending) > 0 {
+	if pending := c.InOrder(slices.Collect(maps.Keys(in.State.Pending))); len(pending) > 0 {
 		slot := pending[0]
 		return Step{Action: Reconfirm, Question: in.reconfirm(slot)}
 	}
@@ -93,10 +95,6 @@ func Decide(in Input) Step {
 	}
 	return Step{Action: Ready}
 }
-
-// AskFor words the question for one slot; the turn engine uses it when it
-// must ask about a slot outside Decide.
-func AskFor(in Input, slot string) *Question { return in.ask(slot) }
 
 func (in Input) ask(slot string) *Question {
 	c := in.Contract
@@ -154,11 +152,6 @@ func ChangeMessage(c *contract.Contract, locale string, ch merge.Change) string 
 		"label": p.Label(locale, c.DefaultLocale),
 		"new":   in.display(ch.Slot, ch.New),
 	})
-}
-
-// CancelledText is the reply when the user declines the final approval.
-func CancelledText(c *contract.Contract, locale string) string {
-	return Notice(c, locale, "cancelled")
 }
 
 // Notice is what to tell the user about the session itself: "expired" (a
@@ -287,14 +280,6 @@ func capitalize(s string) string {
 		return s
 	}
 	return string(unicode.ToUpper(r)) + s[n:]
-}
-
-func keys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // phrases are slotd's own sentences, per locale.

@@ -432,9 +432,11 @@ func TestQuestionWording(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			in := clarify.Input{Contract: tt.c, State: merge.State{Slots: tt.slots}, Locale: tt.locale}
-			q := clarify.AskFor(in, tt.slot)
+			// A slot whose value was refused is asked again, first of all.
+			in.Rejected = []string{tt.slot}
+			q := clarify.Decide(in).Question
 			if q == nil {
-				t.Fatalf("AskFor(%s) = nil", tt.slot)
+				t.Fatalf("no question for %s", tt.slot)
 			}
 			if q.Slot != tt.slot {
 				t.Errorf("slot = %q, want %q", q.Slot, tt.slot)
@@ -578,8 +580,8 @@ func TestCancelledText(t *testing.T) {
 		"en": "All right, nothing will be done.",
 		"de": "Хорошо, ничего не делаю.", // the contract's default locale
 	} {
-		if got := clarify.CancelledText(bank, locale); got != want {
-			t.Errorf("CancelledText(%s) = %q, want %q", locale, got, want)
+		if got := clarify.Notice(bank, locale, "cancelled"); got != want {
+			t.Errorf("Notice(%s, cancelled) = %q, want %q", locale, got, want)
 		}
 	}
 }

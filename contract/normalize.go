@@ -89,8 +89,11 @@ func NormalizerNames() []string {
 	return names
 }
 
-// normalizers returns the named normalizers of the property, or the ones its
-// standard keywords select: format date selects date, an enum selects enum.
+// Normalizers returns the named normalizers of the property, or the ones
+// its standard keywords select: format date selects date, an enum selects
+// enum. The slice is shared: do not change it.
+func (p *Property) Normalizers() []string { return p.normalizers() }
+
 func (p *Property) normalizers() []string {
 	if len(p.Normalize) > 0 {
 		return p.Normalize

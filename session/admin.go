@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"sort"
 	"time"
 
 	"github.com/slotd/slotd/merge"
@@ -113,13 +112,7 @@ func (e *Engine) end(s *Session, status Status, now time.Time) *Commit {
 	out.Version++
 	commit := &Commit{Ended: []*Session{out}}
 	c := e.contracts.Get(s.Tool)
-	names := keys(s.State.Slots)
-	if c != nil {
-		names = c.InOrder(names)
-	} else {
-		sort.Strings(names)
-	}
-	for _, slot := range names {
+	for _, slot := range slotOrder(c, s.State.Slots) {
 		commit.Changes = append(commit.Changes, ChangeRecord{
 			SessionID: s.ID, Version: out.Version, Slot: slot, Old: shown(c, slot, s.State.Slots[slot]), Decision: merge.Cleared, At: now,
 		})

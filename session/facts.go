@@ -118,14 +118,8 @@ func rejection(c *contract.Contract, slot string) Rejection {
 	switch {
 	case p == nil:
 		return Rejection{Slot: UnknownArgument, Normalizer: UnknownArgument}
-	case len(p.Normalize) > 0:
-		return Rejection{Slot: slot, Normalizer: strings.Join(p.Normalize, "+")}
-	// The normalizers a contract selects by standard keywords (contract's
-	// Property.normalizers).
-	case p.Format == "date":
-		return Rejection{Slot: slot, Normalizer: "date"}
-	case len(p.Enum) > 0:
-		return Rejection{Slot: slot, Normalizer: "enum"}
+	case len(p.Normalizers()) > 0:
+		return Rejection{Slot: slot, Normalizer: strings.Join(p.Normalizers(), "+")}
 	}
 	return Rejection{Slot: slot, Normalizer: SchemaOnly}
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -287,7 +289,7 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, current *Session) 
 	// Carry-over: slots of the previous tool whose names exist in this
 	// contract and whose values pass its property schema.
 	if len(carried) > 0 {
-		for _, slot := range c.InOrder(keys(carried)) {
+		for _, slot := range slotOrder(c, carried) {
 			if v, fe := c.Normalize(slot, carried[slot], env); fe == nil {
 				state.Slots[slot] = v
 				changes = append(changes, merge.Change{Slot: slot, New: v, Decision: merge.Carried})
@@ -299,7 +301,7 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, current *Session) 
 	// the first pending change; an approval approves the arguments shown.
 	declined := false
 	if confirmation != nil {
-		if pending := c.InOrder(keys(state.Pending)); len(pending) > 0 {
+		if pending := slotOrder(c, state.Pending); len(pending) > 0 {
 			var ch []merge.Change
 			state, ch = merge.Resolve(state, pending[0], *confirmation)
 			changes = append(changes, ch...)
@@ -328,13 +330,15 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, current *Session) 
 	changes = append(changes, merged...)
 	s.State = state
 
-	// Decide.
+	// Decide. The key of the arguments as they now stand answers both
+	// "were these approved?" and READY.
+	key := idempotencyKey(s.ID, state.Slots)
 	in := clarify.Input{
 		Contract: c,
 		State:    state,
 		Report:   c.Check(state.Slots),
 		Rejected: rejected,
-		Approved: s.ApprovedKey != "" && s.ApprovedKey == idempotencyKey(s.ID, state.Slots),
+		Approved: s.ApprovedKey != "" && s.ApprovedKey == key,
 		Locale:   s.Locale,
 	}
 	step := clarify.Decide(in)
@@ -379,7 +383,7 @@ func (e *Engine) apply(c *contract.Contract, req TurnRequest, current *Session) 
 	switch step.Action {
 	case clarify.Ready:
 		res.Arguments = copySlots(state.Slots)
-		res.IdempotencyKey = idempotencyKey(s.ID, state.Slots)
+		res.IdempotencyKey = key
 	case clarify.Confirm:
 		// What the user approves; a sensitive value is not needed to show it.
 		res.Arguments = copySlots(state.Slots)
@@ -740,13 +744,7 @@ func viewOf(s *Session, c *contract.Contract, missing []string) View {
 		Locale: s.Locale, TimeZone: s.TimeZone, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, EndedAt: s.EndedAt,
 		Attempts: s.Attempts,
 	}
-	order := keys(s.State.Pending)
-	if c != nil {
-		order = c.InOrder(order)
-	} else {
-		sort.Strings(order)
-	}
-	for _, slot := range order {
+	for _, slot := range slotOrder(c, s.State.Pending) {
 		v.Pending = append(v.Pending, shownChange(c, merge.Change{Slot: slot, Old: s.State.Slots[slot], New: s.State.Pending[slot], Decision: merge.Pending}))
 	}
 	return v
@@ -939,12 +937,15 @@ func newID() string {
 	return id.String()
 }
 
-func keys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// slotOrder lists a map's slots in the contract's order, or by name when the
+// contract is gone from the catalog.
+func slotOrder(c *contract.Contract, m map[string]any) []string {
+	names := slices.Collect(maps.Keys(m))
+	if c != nil {
+		return c.InOrder(names)
 	}
-	return out
+	sort.Strings(names)
+	return names
 }
 
 func copySlots(m map[string]any) map[string]any {
