@@ -278,6 +278,13 @@ func TestCompleteSessionRefusalAndFailures(t *testing.T) {
 	if _, err := complete("sd_forged", refusal); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("complete with a forged key: %v", err)
 	}
+	// A key of one session with the id of another is refused, not guessed.
+	_, other := readyDispute(t, inst.client)
+	_, err = inst.client.CompleteSession(ctx, &slotdv1.CompleteSessionRequest{SessionId: first.Session.Id,
+		IdempotencyKey: other.IdempotencyKey, Outcome: &slotdv1.CompleteSessionRequest_Result{Result: refusal}})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("complete with another session's key: %v", err)
+	}
 }
 
 // A late or retried outcome lands on the session its key names, never on

@@ -43,3 +43,70 @@ func TestTurnsPerSessionAreBounded(t *testing.T) {
 		t.Fatalf("after the ttl: %v, %+v", err, res)
 	}
 }
+
+// Expiry without a tool and an idle time would end every active session:
+// it is refused.
+func TestExpireNeedsAToolAndAnIdleTime(t *testing.T) {
+	t.Parallel()
+	cat, err := contract.LoadDir("../contracts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
+	e := session.NewEngine(memstore.New(), cat, func() time.Time { return now })
+	ctx := context.Background()
+	if _, err := e.Turn(ctx, session.TurnRequest{ConversationID: "c", Tool: "travel.search_flights", TurnID: "1",
+		Arguments: map[string]any{"from": "MAD"}, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []session.Filter{
+		{AnyTenant: true},
+		{AnyTenant: true, Tool: "travel.search_flights"},
+		{AnyTenant: true, IdleBefore: now.Add(time.Hour)},
+	} {
+		if ids, err := e.Expire(ctx, f, now); err == nil || len(ids) != 0 {
+			t.Errorf("Expire(%+v) = %v, %v; want refused", f, ids, err)
+		}
+	}
+	ids, err := e.Expire(ctx, session.Filter{AnyTenant: true, Tool: "travel.search_flights", IdleBefore: now.Add(time.Hour)}, now)
+	if err != nil || len(ids) != 1 {
+		t.Errorf("a proper expiry: %v, %v", ids, err)
+	}
+}
+
+// Arguments held across RESUME questions stay within one request's bounds.
+func TestHeldArgumentsAreBounded(t *testing.T) {
+	t.Parallel()
+	cat, err := contract.LoadDir("../contracts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
+	e := session.NewEngine(memstore.New(), cat, func() time.Time { return now })
+	ctx := context.Background()
+	turn := func(id string, at time.Time, args map[string]any) (*session.Result, error) {
+		return e.Turn(ctx, session.TurnRequest{ConversationID: "held", Tool: "bank.open_dispute", TurnID: id, Arguments: args, Now: at})
+	}
+	if _, err := turn("1", now, map[string]any{"card_last4": "4417"}); err != nil {
+		t.Fatal(err)
+	}
+	later := now.Add(time.Hour)
+	// Each turn stays under the limit of 64 arguments; held together they
+	// would not.
+	var err2 error
+	for i := 0; i < 3 && err2 == nil; i++ {
+		args := map[string]any{}
+		for j := 0; j < 40; j++ {
+			args[fmt.Sprintf("extra_%d_%d", i, j)] = "x"
+		}
+		var res *session.Result
+		res, err2 = turn(fmt.Sprintf("r%d", i), later, args)
+		if err2 == nil && res.Action != "RESUME" {
+			t.Fatalf("turn %d: %s, want RESUME", i, res.Action)
+		}
+	}
+	var pe *problem.Error
+	if !errors.As(err2, &pe) || pe.Code != "InvalidArgument" {
+		t.Fatalf("held arguments grew past one request's bounds: %v", err2)
+	}
+}
