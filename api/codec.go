@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -12,15 +13,24 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// Codec is the server's protobuf codec. It differs from grpc's in one way: a
-// request that does not decode is not refused by the transport with a bare
-// INTERNAL. One with invalid UTF-8 in a string field is decoded with the bad
-// strings made valid; any other is left empty; either is marked, and the
-// Limit interceptor answers INVALID_ARGUMENT with a problem naming the
-// field.
+// Codec is the server's protobuf codec. It differs from grpc's in two ways.
+// Messages nest at most MaxRecursion deep (protobuf's own default is 10 000,
+// which lets one small request cost the server a thousand times its size).
+// And a request that does not decode is not refused by the transport with a
+// bare INTERNAL: it is left empty and marked with the field at fault (the
+// first string with invalid UTF-8) or the reason, and the Limit interceptor
+// answers INVALID_ARGUMENT with a problem naming it. Decoding costs time and
+// memory linear in the request's size, whatever it holds.
 type Codec struct{}
 
 var _ encoding.CodecV2 = Codec{}
+
+// MaxRecursion bounds how deeply a request's messages nest. A turn's
+// arguments nested as deep as slotd accepts (eight levels, each a Struct, a
+// map entry and a Value) need about 30.
+const MaxRecursion = 64
+
+var unmarshal = proto.UnmarshalOptions{RecursionLimit: MaxRecursion}
 
 // Name implements encoding.CodecV2: it replaces the default "proto" codec.
 func (Codec) Name() string { return "proto" }
@@ -37,18 +47,25 @@ func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
 		return errors.New("slotd codec: not a protobuf message")
 	}
 	buf := data.Materialize()
-	err := proto.Unmarshal(buf, m)
+	err := unmarshal.Unmarshal(buf, m)
 	if err == nil {
 		return nil
 	}
-	fixed, field, changed := sanitize(buf, m.ProtoReflect().Descriptor(), "")
 	proto.Reset(m)
-	if changed && proto.Unmarshal(fixed, m) == nil {
+	// protobuf-go's errors have no types to tell them apart; their texts
+	// are stable.
+	switch msg := err.Error(); {
+	case strings.Contains(msg, "invalid UTF-8"):
+		field := badUTF8(buf, m.ProtoReflect().Descriptor(), "", 0)
+		if field == "" {
+			field = "request"
+		}
 		mark(m, field, "not valid UTF-8")
-		return nil
+	case strings.Contains(msg, "recursion depth"):
+		mark(m, "request", fmt.Sprintf("nested deeper than %d levels", MaxRecursion))
+	default:
+		mark(m, "request", "not a valid protobuf message of this method")
 	}
-	proto.Reset(m)
-	mark(m, "request", "not a valid protobuf message of this method")
 	return nil
 }
 
@@ -107,29 +124,29 @@ func markOf(m proto.Message) string {
 	return ""
 }
 
-// sanitize rewrites the wire bytes of a message, replacing invalid UTF-8 in
-// string fields (at any depth) with U+FFFD. It returns the first bad field's
-// path.
-func sanitize(b []byte, md protoreflect.MessageDescriptor, path string) ([]byte, string, bool) {
-	out := make([]byte, 0, len(b))
-	first, changed := "", false
+// badUTF8 is the path of the first string field with invalid UTF-8 in the
+// wire bytes of a message, or "". It reads the bytes in place, descending
+// at most MaxRecursion levels: a level skips over a nested message by its
+// length and leaves it to the level below, so every byte is read once and
+// nothing is copied.
+func badUTF8(b []byte, md protoreflect.MessageDescriptor, path string, depth int) string {
+	if depth > MaxRecursion {
+		return ""
+	}
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return nil, "", false
+			return ""
 		}
-		tag := b[:n]
 		b = b[n:]
 		vn := protowire.ConsumeFieldValue(num, typ, b)
 		if vn < 0 {
-			return nil, "", false
+			return ""
 		}
 		val := b[:vn]
 		b = b[vn:]
 		fd := md.Fields().ByNumber(num)
 		if fd == nil || typ != protowire.BytesType {
-			out = append(out, tag...)
-			out = append(out, val...)
 			continue
 		}
 		name := string(fd.Name())
@@ -137,38 +154,16 @@ func sanitize(b []byte, md protoreflect.MessageDescriptor, path string) ([]byte,
 			name = path + "/" + name
 		}
 		payload, _ := protowire.ConsumeBytes(val)
-		switch {
-		case fd.Kind() == protoreflect.StringKind && !utf8.Valid(payload):
-			payload = []byte(toValid(payload))
-			changed = true
-			if first == "" {
-				first = name
+		switch fd.Kind() {
+		case protoreflect.StringKind:
+			if !utf8.Valid(payload) {
+				return name
 			}
-		case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
-			if fixed, f, ok := sanitize(payload, fd.Message(), name); ok {
-				payload = fixed
-				changed = true
-				if first == "" {
-					first = f
-				}
+		case protoreflect.MessageKind, protoreflect.GroupKind:
+			if f := badUTF8(payload, fd.Message(), name, depth+1); f != "" {
+				return f
 			}
-		default:
-			out = append(out, tag...)
-			out = append(out, val...)
-			continue
 		}
-		out = append(out, tag...)
-		out = protowire.AppendBytes(out, payload)
 	}
-	return out, first, changed
-}
-
-func toValid(b []byte) string {
-	s := make([]rune, 0, len(b))
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		s = append(s, r)
-		b = b[n:]
-	}
-	return string(s)
+	return ""
 }

@@ -11,8 +11,10 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/problem"
 )
 
@@ -23,12 +25,23 @@ type Limits struct {
 	// MaxInFlight bounds concurrent SlotService calls; more are shed with
 	// RESOURCE_EXHAUSTED and a retry_after instead of queueing.
 	MaxInFlight int
-	// DefaultDeadline applies to calls that bring none, so nothing hangs.
+	// DefaultDeadline applies to calls that bring none, so nothing hangs:
+	// a stream that never sends its request ends when it passes.
 	DefaultDeadline time.Duration
+	// MaxDeadline caps the deadline a caller asks for.
+	MaxDeadline time.Duration
+	// MaxStreams bounds the streams open at once over all connections;
+	// more are refused with RESOURCE_EXHAUSTED before anything is read.
+	MaxStreams int
 }
 
 // DefaultLimits are the limits of a server that sets none.
-var DefaultLimits = Limits{MaxRequestBytes: 1 << 20, MaxInFlight: 256, DefaultDeadline: 10 * time.Second}
+var DefaultLimits = Limits{MaxRequestBytes: 1 << 20, MaxInFlight: 256, DefaultDeadline: 10 * time.Second,
+	MaxDeadline: 30 * time.Second, MaxStreams: 4096}
+
+// streamDeadline bounds the long-lived streams anyone may open: health
+// watches and reflection. Their clients reconnect.
+const streamDeadline = 5 * time.Minute
 
 // RequestIDHeader carries a call's request id, in and out.
 const RequestIDHeader = "x-request-id"
@@ -42,19 +55,24 @@ func RequestID(ctx context.Context) string {
 }
 
 // withRequestID takes the caller's x-request-id (when it is short and
-// printable) or makes one, and sends it back as a response header.
-func withRequestID(ctx context.Context) context.Context {
+// printable) or makes one, and sends it back as a response header. An id
+// that holds a card number is refused: ids are logged as they are.
+func withRequestID(ctx context.Context) (context.Context, error) {
 	var id string
+	var err error
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
 		if v := md.Get(RequestIDHeader); len(v) == 1 && len(v[0]) <= 128 && printable(v[0]) {
 			id = v[0]
+			if redact.HasCard(id) {
+				id, err = "", problem.InvalidRequest(RequestIDHeader, "holds what looks like a full card number; ids must never carry one")
+			}
 		}
 	}
 	if id == "" {
 		id = uuid.NewString()
 	}
 	_ = grpc.SetHeader(ctx, metadata.Pairs(RequestIDHeader, id))
-	return context.WithValue(ctx, requestIDKey{}, id)
+	return context.WithValue(ctx, requestIDKey{}, id), err
 }
 
 func printable(s string) bool {
@@ -67,6 +85,7 @@ type Guard struct {
 	limits   Limits
 	log      *slog.Logger
 	inFlight chan struct{}
+	streams  chan struct{}
 }
 
 // NewGuard builds the guard; zero fields of limits take DefaultLimits.
@@ -80,8 +99,60 @@ func NewGuard(limits Limits, log *slog.Logger) *Guard {
 	if limits.DefaultDeadline <= 0 {
 		limits.DefaultDeadline = DefaultLimits.DefaultDeadline
 	}
-	return &Guard{limits: limits, log: log, inFlight: make(chan struct{}, limits.MaxInFlight)}
+	if limits.MaxDeadline <= 0 {
+		limits.MaxDeadline = DefaultLimits.MaxDeadline
+	}
+	if limits.MaxStreams <= 0 {
+		limits.MaxStreams = DefaultLimits.MaxStreams
+	}
+	return &Guard{limits: limits, log: log, inFlight: make(chan struct{}, limits.MaxInFlight),
+		streams: make(chan struct{}, limits.MaxStreams)}
 }
+
+// Authorizer decides a call from its method and request headers alone.
+type Authorizer func(ctx context.Context, md metadata.MD, method string) (context.Context, error)
+
+// Tap admits a stream when its headers arrive, before a byte of its request
+// is read: it bounds the streams open at once, authenticates the call (a
+// refused one costs no decoding), and gives the stream a deadline, so that
+// one that never sends its request is ended.
+func (g *Guard) Tap(authorize Authorizer) tap.ServerInHandle {
+	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
+		select {
+		case g.streams <- struct{}{}:
+		default:
+			return nil, Status(ctx, g.log, problem.Overloaded(1))
+		}
+		ctx, err := authorize(ctx, info.Header, info.FullMethodName)
+		if err != nil {
+			<-g.streams
+			return nil, Status(ctx, g.log, err)
+		}
+		ctx, cancel := context.WithTimeout(ctx, g.deadline(ctx, info.FullMethodName))
+		context.AfterFunc(ctx, func() {
+			cancel()
+			<-g.streams
+		})
+		return ctx, nil
+	}
+}
+
+// deadline is how long a stream may run: the caller's deadline within
+// MaxDeadline, else DefaultDeadline; long-lived public streams get
+// streamDeadline.
+func (g *Guard) deadline(ctx context.Context, method string) time.Duration {
+	if !strings.HasPrefix(method, "/slotd.v1.") {
+		return streamDeadline
+	}
+	d := g.limits.DefaultDeadline
+	if dl, ok := ctx.Deadline(); ok {
+		d = time.Until(dl)
+	}
+	return min(d, g.limits.MaxDeadline)
+}
+
+// Streams is the number of streams open now.
+func (g *Guard) Streams() int { return len(g.streams) }
 
 // InFlight is the number of SlotService calls being served.
 func (g *Guard) InFlight() int { return len(g.inFlight) }
@@ -91,7 +162,10 @@ func (g *Guard) InFlight() int { return len(g.inFlight) }
 // keeps serving.
 func (g *Guard) Recover() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-		ctx = withRequestID(ctx)
+		ctx, err = withRequestID(ctx)
+		if err != nil {
+			return nil, Status(ctx, g.log, err)
+		}
 		defer func() {
 			if r := recover(); r != nil {
 				g.log.ErrorContext(ctx, "panic in a call", "request_id", RequestID(ctx), "method", info.FullMethod,

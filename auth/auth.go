@@ -11,7 +11,6 @@ import (
 	"net"
 	"strings"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/slotd/slotd/problem"
@@ -109,18 +108,28 @@ func (k *Keys) CheckListen(addr string) error {
 	if k.Enabled() {
 		return nil
 	}
-	host, _, err := net.SplitHostPort(addr)
+	ok, err := Loopback(addr)
 	if err != nil {
-		return fmt.Errorf("listen address %q: %w", addr, err)
+		return err
 	}
-	if host == "localhost" {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
+	if !ok {
 		return fmt.Errorf("without SLOTD_API_KEYS slotd listens on loopback only; %q is not a loopback address", addr)
 	}
 	return nil
+}
+
+// Loopback reports whether a listen address is on loopback only
+// (127.0.0.0/8, ::1, localhost).
+func Loopback(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
 }
 
 type principalKey struct{}
@@ -145,21 +154,18 @@ func public(method string) bool {
 	return strings.HasPrefix(method, "/grpc.health.v1.") || strings.HasPrefix(method, "/grpc.reflection.")
 }
 
-// Authorize decides a call to method with the given metadata.
-func (k *Keys) Authorize(ctx context.Context, method string) (context.Context, error) {
+// Authorize decides a call to method made with the request headers md,
+// before its request is read: unauthenticated calls cost no decoding.
+func (k *Keys) Authorize(ctx context.Context, md metadata.MD, method string) (context.Context, error) {
 	if public(method) {
 		return ctx, nil
 	}
 	if !k.Enabled() {
 		return With(ctx, Principal{Admin: true}), nil
 	}
-	secret, ok := bearer(ctx)
-	if !ok {
-		return nil, unauthenticated("send authorization: Bearer <key>")
-	}
-	who, ok := k.Lookup(secret)
-	if !ok {
-		return nil, unauthenticated("the key is not valid")
+	who, err := k.Check(md.Get("authorization"))
+	if err != nil {
+		return nil, err
 	}
 	admin := strings.HasPrefix(method, adminPrefix)
 	switch {
@@ -171,17 +177,38 @@ func (k *Keys) Authorize(ctx context.Context, method string) (context.Context, e
 	return With(ctx, who), nil
 }
 
-func bearer(ctx context.Context) (string, bool) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get("authorization") {
-		if s, ok := strings.CutPrefix(v, "Bearer "); ok && s != "" {
-			return strings.TrimSpace(s), true
-		}
-		if s, ok := strings.CutPrefix(v, "bearer "); ok && s != "" {
-			return strings.TrimSpace(s), true
-		}
+// Check finds the principal of the values of a request's authorization
+// headers: exactly one, "Bearer <key>", with a configured key. On a server
+// without keys anyone is the default tenant with admin rights.
+func (k *Keys) Check(authorization []string) (Principal, error) {
+	if !k.Enabled() {
+		return Principal{Admin: true}, nil
 	}
-	return "", false
+	switch len(authorization) {
+	case 0:
+		return Principal{}, unauthenticated("send authorization: Bearer <key>")
+	case 1:
+	default:
+		return Principal{}, unauthenticated("send one authorization header, not several")
+	}
+	secret, ok := bearer(authorization[0])
+	if !ok {
+		return Principal{}, unauthenticated("send authorization: Bearer <key>")
+	}
+	who, ok := k.Lookup(secret)
+	if !ok {
+		return Principal{}, unauthenticated("the key is not valid")
+	}
+	return who, nil
+}
+
+func bearer(v string) (string, bool) {
+	scheme, secret, ok := strings.Cut(v, " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return "", false
+	}
+	secret = strings.TrimSpace(secret)
+	return secret, secret != ""
 }
 
 func unauthenticated(detail string) error {
@@ -196,26 +223,4 @@ func denied(detail string) error {
 		Type: problem.TypePermissionDenied, Title: "Permission denied", Status: 403,
 		Detail: detail, OwnerActionRequired: true,
 	}}
-}
-
-// UnaryInterceptor authorizes unary calls; errors are turned into statuses
-// by toStatus (the gRPC adapter's single error mapping).
-func (k *Keys) UnaryInterceptor(toStatus func(context.Context, error) error) grpc.UnaryServerInterceptor {
-	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		actx, err := k.Authorize(ctx, info.FullMethod)
-		if err != nil {
-			return nil, toStatus(ctx, err)
-		}
-		return handler(actx, req)
-	}
-}
-
-// StreamInterceptor authorizes streaming calls (reflection, health watch).
-func (k *Keys) StreamInterceptor(toStatus func(context.Context, error) error) grpc.StreamServerInterceptor {
-	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		if _, err := k.Authorize(ss.Context(), info.FullMethod); err != nil {
-			return toStatus(ss.Context(), err)
-		}
-		return handler(srv, ss)
-	}
 }

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/metadata"
@@ -62,13 +63,19 @@ func TestAuthorize(t *testing.T) {
 		{"admin key on admin", list, "Bearer " + adminKey, "", ""},
 		{"admin key on tenant RPC", turn, "Bearer " + adminKey, "PermissionDenied", ""},
 		{"health needs no key", "/grpc.health.v1.Health/Check", "", "", ""},
+		{"two keys", turn, "Bearer " + bankKey + "\nBearer " + shopKey, "Unauthenticated", ""},
+		{"the same key twice", turn, "Bearer " + bankKey + "\nBearer " + bankKey, "Unauthenticated", ""},
+		{"a bad key, then a good one", turn, "Bearer nope\nBearer " + bankKey, "Unauthenticated", ""},
+		{"scheme without a key", turn, "Bearer ", "Unauthenticated", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			if tc.header != "" {
-				ctx = metadata.NewIncomingContext(ctx, metadata.Pairs("authorization", tc.header))
+			md := metadata.MD{}
+			for _, h := range strings.Split(tc.header, "\n") {
+				if h != "" {
+					md.Append("authorization", h)
+				}
 			}
-			got, err := k.Authorize(ctx, tc.method)
+			got, err := k.Authorize(context.Background(), md, tc.method)
 			var pe *problem.Error
 			switch {
 			case tc.wantCode == "" && err != nil:
@@ -94,7 +101,7 @@ func TestWithoutKeysEverythingIsTheDefaultTenantOnLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, err := k.Authorize(context.Background(), "/slotd.v1.AdminService/ListSessions")
+	ctx, err := k.Authorize(context.Background(), nil, "/slotd.v1.AdminService/ListSessions")
 	if err != nil || From(ctx).Tenant != "" || !From(ctx).Admin {
 		t.Fatalf("no keys: %v, %+v", err, From(ctx))
 	}

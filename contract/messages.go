@@ -36,6 +36,9 @@ func (c *Contract) lang(locale string) string { return langOf(locale, c.DefaultL
 // catalog holds every sentence slotd says in a refusal, as fmt formats in
 // en, ru and uk.
 var catalog = map[string][3]string{
+	"card.full": {"a full card number: never send one; only the last four digits of a card are ever needed",
+		"полный номер карты: его нельзя передавать; нужны только последние четыре цифры карты",
+		"повний номер картки: його не можна передавати; потрібні лише останні чотири цифри картки"},
 	"unknown_argument": {"unknown argument", "неизвестный аргумент", "невідомий аргумент"},
 	"fmt.arguments":    {"one of the tool's arguments", "один из аргументов инструмента", "один з аргументів інструмента"},
 

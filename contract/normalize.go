@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/problem"
 )
 
@@ -139,6 +140,14 @@ func (c *Contract) Normalize(slot string, raw any, env Env) (any, *problem.Field
 			Format:  tr(lang, "fmt.arguments"),
 		}
 	}
+	if c.HoldsCard(slot, raw) {
+		lang := c.lang(env.Locale)
+		return nil, &problem.FieldError{
+			Pointer: "/" + escapePointer(slot),
+			Input:   c.render(slot, raw),
+			Message: tr(lang, "card.full"),
+		}
+	}
 	if env.Location == nil {
 		// Relative dates resolve in the contract's own zone, not in UTC,
 		// when the caller does not name one.
@@ -162,6 +171,17 @@ func (c *Contract) Normalize(slot string, raw any, env Env) (any, *problem.Field
 		return nil, c.fieldError(p, raw, schemaMessage(err, lang), lang)
 	}
 	return v, nil
+}
+
+// HoldsCard reports a value the slot must never keep: a full card number
+// (redact.HasCard) anywhere in it, in a slot that is not for card digits
+// (the last4 normalizer keeps the last digits of a card number and drops the
+// rest). Such a value is refused, never stored.
+func (c *Contract) HoldsCard(slot string, v any) bool {
+	if p := c.byName[slot]; p != nil && hasNormalizer(p, "last4") {
+		return false
+	}
+	return redact.ValueHasCard(v)
 }
 
 // NormalizeArgs normalizes a whole call's arguments: each known argument in

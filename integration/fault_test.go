@@ -188,8 +188,14 @@ func TestPostgresOutageLosesNoTurn(t *testing.T) {
 		}()
 	}
 	// Take Postgres away once the load is well under way.
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
 	for done.Load() < workers*turns/4 {
-		time.Sleep(time.Millisecond)
+		select {
+		case <-finished:
+			t.Fatal("every conversation stopped before a quarter of the turns: see the errors above")
+		case <-time.After(time.Millisecond):
+		}
 	}
 	p.cut()
 	sawNotServing := false
@@ -269,7 +275,7 @@ func TestSlotdKilledMidLoadLosesNoTurn(t *testing.T) {
 		// No HTTP gateway or metrics listener: their default ports may be
 		// taken by anything else running on the machine.
 		cmd := exec.Command(bin, "serve", "--listen", addr, "--contracts", dir, "--database-url", url,
-			"--http-listen", "", "--metrics-listen", "")
+			"--http-listen", "", "--metrics-listen", "", "--client-clock", "trust")
 		cmd.Stderr = io.Discard
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -298,8 +304,14 @@ func TestSlotdKilledMidLoadLosesNoTurn(t *testing.T) {
 			driveWithRetries(t, func() slotdv1.SlotServiceClient { return client }, convs[i], turns, &failures, &done)
 		}()
 	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
 	for done.Load() < workers*turns/4 {
-		time.Sleep(time.Millisecond)
+		select {
+		case <-finished:
+			t.Fatal("every conversation stopped before a quarter of the turns: see the errors above")
+		case <-time.After(time.Millisecond):
+		}
 	}
 	if err := proc.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

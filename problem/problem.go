@@ -6,11 +6,9 @@ package problem
 
 import (
 	"fmt"
-	"regexp"
-	"unicode"
-
-	"golang.org/x/text/unicode/norm"
 	"strings"
+
+	"github.com/slotd/slotd/internal/redact"
 )
 
 // Type URIs are stable: clients switch on them. docs/problems.md lists them.
@@ -166,44 +164,9 @@ func Internal() *Error {
 	}}
 }
 
-// cardLike matches 13 to 19 digits, grouped by up to three separators of
-// any kind people and models put between digit groups (spaces of every
-// width, tabs, dots, dashes, underscores): anything that may be a card
-// number. Text is NFKC-folded first, so fullwidth digits count.
-var cardLike = regexp.MustCompile(`\d(?:[\s\p{Zs}._\-\x{2010}-\x{2015}]{0,3}\d){12,18}`)
-
 // Redact masks every card-number-like run of digits, keeping the last four,
 // so that an echoed input never carries a card number.
-func Redact(s string) string {
-	if !hasDigitRun(s) {
-		return s
-	}
-	folded := norm.NFKC.String(s)
-	return cardLike.ReplaceAllStringFunc(folded, func(m string) string {
-		digits := make([]byte, 0, len(m))
-		for i := 0; i < len(m); i++ {
-			if m[i] >= '0' && m[i] <= '9' {
-				digits = append(digits, m[i])
-			}
-		}
-		return "•••• " + string(digits[len(digits)-4:])
-	})
-}
-
-// hasDigitRun is a cheap first look: fewer than 13 digits of any script
-// cannot be a card number.
-func hasDigitRun(s string) bool {
-	n := 0
-	for _, r := range s {
-		if unicode.IsDigit(r) {
-			n++
-			if n >= 13 {
-				return true
-			}
-		}
-	}
-	return false
-}
+func Redact(s string) string { return redact.String(s) }
 
 // Quote renders a received string for an error message, redacted and cut to
 // a readable length.
@@ -216,28 +179,6 @@ func Quote(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// RedactValue masks card-like numbers everywhere in a JSON value.
-func RedactValue(v any) any {
-	switch t := v.(type) {
-	case string:
-		return Redact(t)
-	case float64:
-		if t >= 1e11 || t <= -1e11 {
-			return Redact(fmt.Sprintf("%.0f", t))
-		}
-		return t
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = RedactValue(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = RedactValue(x)
-		}
-		return out
-	}
-	return v
-}
+// RedactValue masks card-like numbers everywhere in a JSON value, object
+// keys included.
+func RedactValue(v any) any { return redact.Value(v) }

@@ -1,15 +1,17 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -20,8 +22,11 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/slotd/slotd/api"
 	"github.com/slotd/slotd/api/openapi"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/auth"
+	"github.com/slotd/slotd/internal/certs"
 	"github.com/slotd/slotd/problem"
 )
 
@@ -32,9 +37,13 @@ import (
 // application/problem+json.
 
 const (
-	// maxHTTPBody bounds a request body; the gRPC limits (api.Limits) then
-	// bound the decoded request as for any gRPC call.
-	maxHTTPBody = 4 << 20
+	// maxHTTPBody bounds a request body, as api.Limits bounds a gRPC
+	// request: a larger one is refused with 413 before it is decoded.
+	maxHTTPBody = 1 << 20
+	// maxJSONDepth bounds how deeply a body's JSON nests; slotd accepts
+	// far less (arguments eight levels deep), and the JSON decoder is
+	// never asked to go deeper.
+	maxJSONDepth = 32
 	// ProblemContentType is the media type of an error body (RFC 9457).
 	ProblemContentType = "application/problem+json"
 	// OpenAPIPath serves the OpenAPI document of the HTTP API.
@@ -46,14 +55,16 @@ const (
 type gateway struct {
 	lis    net.Listener
 	inproc *bufconn.Listener
+	grpc   *grpc.Server // serves inproc
 	conn   *grpc.ClientConn
 	http   *http.Server
 }
 
-// newGateway binds the HTTP listener and connects the mux to the gRPC
-// server through an in-process listener that Run serves.
-func newGateway(addr string, log *slog.Logger) (*gateway, error) {
-	g := &gateway{inproc: bufconn.Listen(1 << 20)}
+// newGateway binds the HTTP listener (TLS when src is not nil) and connects
+// the mux to srv, a gRPC server of its own on an in-process listener: the
+// hop from HTTP to gRPC never leaves the process.
+func newGateway(addr string, log *slog.Logger, srv *grpc.Server, keys *auth.Keys, src *certs.Source) (*gateway, error) {
+	g := &gateway{inproc: bufconn.Listen(1 << 20), grpc: srv}
 	conn, err := grpc.NewClient("passthrough:///slotd-inproc",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return g.inproc.DialContext(ctx) }),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -95,25 +106,23 @@ func newGateway(addr string, log *slog.Logger) (*gateway, error) {
 		conn.Close()
 		return nil, err
 	}
-	g.lis, err = net.Listen("tcp", addr)
+	g.lis, err = listenTLS(addr, src, "h2", "http/1.1")
 	if err != nil {
 		conn.Close()
 		return nil, err
 	}
 	g.http = &http.Server{
-		Handler:           limitBody(mux),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Handler:  edge(keys, mux),
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	hardenHTTP(g.http, api.DefaultLimits.MaxDeadline)
 	return g, nil
 }
 
 // serve runs the gRPC server on the in-process listener and the HTTP server
 // on its own; the first error of either is sent to errc.
-func (g *gateway) serve(srv *grpc.Server, errc chan<- error) {
-	go func() { errc <- srv.Serve(g.inproc) }()
+func (g *gateway) serve(errc chan<- error) {
+	go func() { errc <- g.grpc.Serve(g.inproc) }()
 	go func() {
 		if err := g.http.Serve(g.lis); !errors.Is(err, http.ErrServerClosed) {
 			errc <- err
@@ -127,6 +136,13 @@ func (g *gateway) shutdown(ctx context.Context) {
 	if err := g.http.Shutdown(ctx); err != nil {
 		_ = g.http.Close()
 	}
+	done := make(chan struct{})
+	go func() { g.grpc.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		g.grpc.Stop()
+	}
 }
 
 func (g *gateway) close() {
@@ -138,21 +154,80 @@ func (g *gateway) close() {
 	}
 }
 
-// limitBody refuses bodies over maxHTTPBody: with 413 when the length is
-// declared, and as a malformed request when a chunked body runs over.
-func limitBody(next http.Handler) http.Handler {
+// edge is what an HTTP request meets before the JSON decoder: the key
+// checked (a refused request costs no decoding), then the body read within
+// maxHTTPBody (413 past it) and its nesting bounded by maxJSONDepth, in one
+// pass of linear cost.
+func edge(keys *auth.Keys, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		public := r.Method == http.MethodGet && (r.URL.Path == OpenAPIPath || r.URL.Path == HealthPath)
+		if !public {
+			if _, err := keys.Check(r.Header.Values("Authorization")); err != nil {
+				var pe *problem.Error
+				errors.As(err, &pe)
+				sendProblem(w, http.StatusUnauthorized, pe.Problem)
+				return
+			}
+		}
 		if r.ContentLength > maxHTTPBody {
-			sendProblem(w, http.StatusRequestEntityTooLarge, problem.Problem{
-				Type: problem.TypeInvalidRequest, Title: "The request is too large",
-				Detail:              "the body is over " + strconv.Itoa(maxHTTPBody) + " bytes",
-				OwnerActionRequired: true,
-			})
+			sendProblem(w, http.StatusRequestEntityTooLarge, tooLarge())
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxHTTPBody)
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxHTTPBody))
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			sendProblem(w, http.StatusRequestEntityTooLarge, tooLarge())
+			return
+		case err != nil:
+			// A body that stopped coming, or a broken connection: the error
+			// names sockets, so it is not passed on.
+			sendProblem(w, http.StatusBadRequest, problem.Problem{Type: problem.TypeInvalidRequest,
+				Title: "The request is malformed", Detail: "the request body could not be read in time", OwnerActionRequired: true})
+			return
+		case tooDeep(body, maxJSONDepth):
+			sendProblem(w, http.StatusBadRequest, problem.Problem{Type: problem.TypeInvalidRequest,
+				Title: "The request is malformed", Detail: fmt.Sprintf("the body nests deeper than %d levels", maxJSONDepth),
+				OwnerActionRequired: true})
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+func tooLarge() problem.Problem {
+	return problem.Problem{Type: problem.TypeInvalidRequest, Title: "The request is too large",
+		Detail: "the body is over " + strconv.Itoa(maxHTTPBody) + " bytes", OwnerActionRequired: true}
+}
+
+// tooDeep reports whether JSON text nests arrays and objects deeper than
+// max, in one pass that minds strings and their escapes. Text that is not
+// JSON is left to the decoder.
+func tooDeep(b []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
 }
 
 // Headers that pass between HTTP and gRPC under their own names; others
@@ -191,6 +266,10 @@ func writeProblem(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler,
 	p, ok := problemFromStatus(st)
 	if !ok {
 		p = problemFromCode(code, st.Message())
+		if code == codes.ResourceExhausted {
+			// Only the transport's size limit says so without a problem.
+			httpStatus = http.StatusRequestEntityTooLarge
+		}
 	}
 	if md, ok := runtime.ServerMetadataFromContext(ctx); ok {
 		if ids := md.HeaderMD.Get("x-request-id"); len(ids) == 1 {
@@ -254,8 +333,14 @@ func problemFromStatus(st *status.Status) (problem.Problem, bool) {
 func problemFromCode(code codes.Code, msg string) problem.Problem {
 	switch code {
 	case codes.InvalidArgument:
+		// The JSON decoder's own words say what to fix; anything else (a
+		// transport's) may name sockets and is not passed on.
+		detail := "the body is not a JSON request of this method"
+		if strings.HasPrefix(msg, "proto:") {
+			detail = cut(problem.Redact(msg), 300)
+		}
 		return problem.Problem{Type: problem.TypeInvalidRequest, Title: "The request is malformed",
-			Detail: cut(problem.Redact(msg), 300), OwnerActionRequired: true}
+			Detail: detail, OwnerActionRequired: true}
 	case codes.Unavailable:
 		return problem.Problem{Type: problem.TypeUnavailable, Title: "slotd is unavailable",
 			Detail: "Retrying with the same turn_id is safe.", Retryable: true, RetryAfterSeconds: 1}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/slotd/slotd/api"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/internal/certs"
+	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/metrics"
 	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
@@ -34,12 +36,12 @@ type observer struct {
 
 // newObserver makes the collectors and binds the metrics listener, so that
 // a busy port fails New like the gRPC one does.
-func newObserver(cfg Config, log *slog.Logger, tools []string) (*observer, error) {
+func newObserver(cfg Config, log *slog.Logger, tools []string, src *certs.Source) (*observer, error) {
 	o := &observer{m: metrics.New(tools), log: log}
 	if cfg.MetricsListen == "" {
 		return o, nil
 	}
-	lis, err := net.Listen("tcp", cfg.MetricsListen)
+	lis, err := listenTLS(cfg.MetricsListen, src, "h2", "http/1.1")
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +221,10 @@ func (o *observer) run(ctx context.Context, pprofOn bool, ready func(context.Con
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	o.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	o.srv = &http.Server{Handler: mux, ErrorLog: slog.NewLogLogger(o.log.Handler(), slog.LevelWarn)}
+	// A CPU profile or trace runs for as long as it is asked to (30 s by
+	// default).
+	hardenHTTP(o.srv, time.Minute)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -248,27 +253,17 @@ func (s *Server) serving(ctx context.Context) bool {
 	return err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING
 }
 
-// maskID masks a card-like number in an id. Only an id with a run of
-// twelve digits (single spaces or dashes between them allowed) can hold
-// one; the others skip the regular expression, which cost a turn more than
-// the rest of its log line.
+// maxLoggedID bounds an id in a log line: ids are at most 256 bytes when
+// valid, and a refused one may be any size.
+const maxLoggedID = 256
+
+// maskID is an id as a log line shows it: cut to maxLoggedID bytes and with
+// card-like numbers masked.
 func maskID(id string) string {
-	run := 0
-	for i := 0; i < len(id); i++ {
-		switch c := id[i]; {
-		case c >= '0' && c <= '9':
-			if run++; run >= 12 {
-				return problem.Redact(id)
-			}
-		case (c == ' ' || c == '-') && run > 0 && i+1 < len(id) && id[i+1] >= '0' && id[i+1] <= '9':
-			// a separator inside a number
-		case c == 0xc2 && i+2 < len(id) && id[i+1] == 0xa0 && run > 0:
-			i++ // a no-break space inside a number
-		default:
-			run = 0
-		}
+	if len(id) > maxLoggedID {
+		id = strings.ToValidUTF8(id[:maxLoggedID], "") + "…"
 	}
-	return id
+	return redact.String(id)
 }
 
 // decisionCounts is the "decisions" group of a turn's log line: how many

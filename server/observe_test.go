@@ -20,9 +20,11 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -86,7 +88,7 @@ type instance struct {
 func start(t *testing.T, databaseURL string, log *slog.Logger, opts ...func(*server.Config)) *instance {
 	t.Helper()
 	cfg := server.Config{Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", Contracts: testContracts(t),
-		Store: "postgres", DatabaseURL: databaseURL, HealthInterval: 100 * time.Millisecond}
+		Store: "postgres", DatabaseURL: databaseURL, HealthInterval: 100 * time.Millisecond, TrustClientClock: true}
 	if databaseURL == "" {
 		cfg.Store = "memory"
 	}
@@ -485,10 +487,12 @@ func TestTurnLogLines(t *testing.T) {
 		t.Errorf("log decisions = %v, want FILLED 1, REJECTED 1, IGNORED_NULL 1", l["decisions"])
 	}
 
-	// A card number a caller put in an id is masked like any echoed input.
+	// A card number a caller put in an id: the turn is refused, and the
+	// id masked in its log line like any echoed input.
 	cid := inst.convo(t, "chat 4111 1111 1111 1111", "travel.search_flights")
-	cid.ctx = c.ctx
-	cid.send(`{"from": "MAD"}`, slotdv1.Action_ACTION_ASK)
+	if _, err := inst.client.Turn(c.ctx, cid.request(`{"from": "MAD"}`)); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("a card number in conversation_id: %v, want INVALID_ARGUMENT", err)
+	}
 	if out := buf.String(); strings.Contains(out, "4111 1111 1111 1111") || !strings.Contains(out, `"conversation_id":"chat •••• 1111"`) {
 		t.Errorf("a card number in conversation_id is not masked in the log:\n%s", out)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
@@ -25,6 +26,7 @@ import (
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/auth"
 	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/internal/certs"
 	"github.com/slotd/slotd/migrations"
 	"github.com/slotd/slotd/session"
 	"github.com/slotd/slotd/session/memstore"
@@ -72,6 +74,19 @@ type Config struct {
 	MetricsListen string
 	// Pprof adds net/http/pprof to the metrics listener.
 	Pprof bool
+	// TLS names the PEM files of the server's certificate and key (every
+	// listener then speaks TLS 1.2 or later) and of the CAs whose client
+	// certificates it requires (mutual TLS). The files are read again when
+	// they change.
+	TLS certs.Files
+	// AllowPlaintext lets a listener beyond loopback speak plaintext, for
+	// a set-up that terminates TLS in front of slotd (a mesh's sidecar, a
+	// load balancer). Without it, such a listener needs TLS.
+	AllowPlaintext bool
+	// TrustClientClock accepts any `now` a turn brings (--client-clock
+	// trust: replays, scripts, tests); otherwise it must be within a few
+	// minutes of the server's clock.
+	TrustClientClock bool
 	// Clock is the server's clock; time.Now when nil.
 	Clock func() time.Time
 }
@@ -118,6 +133,8 @@ type Server struct {
 	log    *slog.Logger
 	lis    net.Listener
 	grpc   *grpc.Server
+	certs  *certs.Source // nil without TLS
+	guard  *api.Guard
 	health *health.Server
 	store  session.Store
 	pool   *pgxpool.Pool
@@ -128,7 +145,7 @@ type Server struct {
 	migrated chan struct{}
 }
 
-// New loads the contracts, opens the store and binds the listener. It does
+// New loads the contracts, opens the store and binds the listeners. It does
 // not wait for Postgres: until the database answers and is migrated, health
 // says NOT_SERVING and turns fail with a retryable problem.
 func New(cfg Config, log *slog.Logger) (*Server, error) {
@@ -144,91 +161,109 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := keys.CheckListen(cfg.Listen); err != nil {
+	s := &Server{cfg: cfg, log: log, migrated: make(chan struct{})}
+	if err := s.checkEdge(keys); err != nil {
 		return nil, err
 	}
-	if cfg.HTTPListen != "" {
-		if err := keys.CheckListen(cfg.HTTPListen); err != nil {
-			return nil, err
-		}
+	if err := s.openStore(); err != nil {
+		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, migrated: make(chan struct{})}
-	switch cfg.Store {
-	case "memory":
-		log.Warn("STORE IS IN MEMORY: sessions are lost on restart and not shared between replicas; use it for demos only")
-		s.store = memstore.New()
-		close(s.migrated)
-	case "postgres":
-		if cfg.DatabaseURL == "" {
-			return nil, errors.New("SLOTD_DATABASE_URL is required with the postgres store (or use --store memory for a demo)")
-		}
-		pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
-		if err != nil {
-			return nil, errors.New("SLOTD_DATABASE_URL is not a valid Postgres connection string")
-		}
-		if pcfg.ConnConfig.ConnectTimeout == 0 || pcfg.ConnConfig.ConnectTimeout > 3*time.Second {
-			pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
-		}
-		if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
-			// pgxpool's default is one per core, at least four; a turn holds
-			// its connection while the engine works between its two batches,
-			// so Postgres idles unless there are more (slotd bench: 8 on two
-			// cores served 19% more turns than 4, with a lower p99).
-			pcfg.MaxConns = int32(4 * runtime.GOMAXPROCS(0))
-		}
-		for k, v := range pgRuntimeParams {
-			if _, set := pcfg.ConnConfig.RuntimeParams[k]; !set {
-				pcfg.ConnConfig.RuntimeParams[k] = v
-			}
-		}
-		if s.pool, err = pgxpool.NewWithConfig(context.Background(), pcfg); err != nil {
-			return nil, fmt.Errorf("postgres pool: %w", err)
-		}
-		s.store = pgstore.New(s.pool)
-	default:
-		return nil, fmt.Errorf("unknown store %q (postgres or memory)", cfg.Store)
-	}
-	if s.obs, err = newObserver(cfg, log, cat.Names()); err != nil {
+	if s.obs, err = newObserver(cfg, log, cat.Names(), s.certs); err != nil {
 		s.close()
 		return nil, err
 	}
 	s.obs.watchPool(s)
 	s.engine = session.NewEngine(s.obs.m.Store(s.store), cat, cfg.Clock)
-	s.engine.SetDefaults(session.Defaults{StaleAfter: cfg.StaleAfter, TTL: cfg.TTL, MaxAttempts: cfg.MaxAttempts})
+	s.engine.SetDefaults(session.Defaults{StaleAfter: cfg.StaleAfter, TTL: cfg.TTL, MaxAttempts: cfg.MaxAttempts,
+		TrustClientClock: cfg.TrustClientClock})
 
-	s.lis, err = net.Listen("tcp", cfg.Listen)
-	if err != nil {
+	if s.lis, err = listen(cfg.Listen); err != nil {
 		s.close()
 		return nil, err
 	}
-	toStatus := func(ctx context.Context, err error) error { return api.Status(ctx, log, err) }
-	guard := api.NewGuard(cfg.Limits, log)
-	s.grpc = grpc.NewServer(
-		grpc.ForceServerCodecV2(api.Codec{}),
-		grpc.MaxRecvMsgSize(maxRecvMsgSize),
-		// Calls run on reused goroutines, whose stacks have already grown
-		// to a turn's depth: a new goroutine per call spent 5% of slotd's
-		// CPU growing its stack (slotd bench --cpuprofile). More calls than
-		// workers still get a goroutine each.
-		grpc.NumStreamWorkers(uint32(16*runtime.GOMAXPROCS(0))),
-		grpc.ChainUnaryInterceptor(guard.Recover(), s.obs.unary(), keys.UnaryInterceptor(toStatus), guard.Limit()),
-		grpc.ChainStreamInterceptor(guard.RecoverStream(), s.obs.stream(), keys.StreamInterceptor(toStatus)),
-	)
-	api.NewSlotService(s.engine, log).Register(s.grpc)
-	api.NewAdminService(s.engine, log, cfg.Clock).Register(s.grpc)
+	s.guard = api.NewGuard(cfg.Limits, log)
 	s.health = health.NewServer()
-	healthpb.RegisterHealthServer(s.grpc, s.health)
+	s.grpc = s.newGRPC(keys, s.certs != nil)
 	s.setServing(false)
-	reflection.Register(s.grpc)
-	s.obs.m.GRPC.InitializeMetrics(s.grpc)
 	if cfg.HTTPListen != "" {
-		if s.gw, err = newGateway(cfg.HTTPListen, log); err != nil {
+		if s.gw, err = newGateway(cfg.HTTPListen, log, s.newGRPC(keys, false), keys, s.certs); err != nil {
 			s.lis.Close()
 			s.close()
 			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// newGRPC builds a gRPC server with every service, bounded and guarded
+// (edge.go), speaking TLS when withTLS. The gateway's in-process server is
+// one without TLS: its connection never leaves the process.
+func (s *Server) newGRPC(keys *auth.Keys, withTLS bool) *grpc.Server {
+	opts := append(transportOptions(),
+		grpc.ForceServerCodecV2(api.Codec{}),
+		grpc.MaxRecvMsgSize(maxRecvMsgSize),
+		grpc.InTapHandle(s.guard.Tap(keys.Authorize)),
+		// Calls run on reused goroutines, whose stacks have already grown
+		// to a turn's depth: a new goroutine per call spent 5% of slotd's
+		// CPU growing its stack (slotd bench --cpuprofile). More calls than
+		// workers still get a goroutine each.
+		grpc.NumStreamWorkers(uint32(16*runtime.GOMAXPROCS(0))),
+		grpc.ChainUnaryInterceptor(s.guard.Recover(), s.obs.unary(), s.guard.Limit()),
+		grpc.ChainStreamInterceptor(s.guard.RecoverStream(), s.obs.stream()),
+	)
+	if withTLS {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(s.certs.ServerConfig("h2"))))
+	}
+	srv := grpc.NewServer(opts...)
+	api.NewSlotService(s.engine, s.log).Register(srv)
+	api.NewAdminService(s.engine, s.log, s.cfg.Clock).Register(srv)
+	healthpb.RegisterHealthServer(srv, s.health)
+	reflection.Register(srv)
+	s.obs.m.GRPC.InitializeMetrics(srv)
+	return srv
+}
+
+// openStore opens the configured store: a Postgres pool (not connected yet)
+// or the memory store.
+func (s *Server) openStore() error {
+	cfg := s.cfg
+	switch cfg.Store {
+	case "memory":
+		s.log.Warn("STORE IS IN MEMORY: sessions are lost on restart and not shared between replicas; use it for demos only")
+		s.store = memstore.New()
+		close(s.migrated)
+		return nil
+	case "postgres":
+	default:
+		return fmt.Errorf("unknown store %q (postgres or memory)", cfg.Store)
+	}
+	if cfg.DatabaseURL == "" {
+		return errors.New("SLOTD_DATABASE_URL is required with the postgres store (or use --store memory for a demo)")
+	}
+	pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return errors.New("SLOTD_DATABASE_URL is not a valid Postgres connection string")
+	}
+	if pcfg.ConnConfig.ConnectTimeout == 0 || pcfg.ConnConfig.ConnectTimeout > 3*time.Second {
+		pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
+	}
+	if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
+		// pgxpool's default is one per core, at least four; a turn holds
+		// its connection while the engine works between its two batches,
+		// so Postgres idles unless there are more (slotd bench: 8 on two
+		// cores served 19% more turns than 4, with a lower p99).
+		pcfg.MaxConns = int32(4 * runtime.GOMAXPROCS(0))
+	}
+	for k, v := range pgRuntimeParams {
+		if _, set := pcfg.ConnConfig.RuntimeParams[k]; !set {
+			pcfg.ConnConfig.RuntimeParams[k] = v
+		}
+	}
+	if s.pool, err = pgxpool.NewWithConfig(context.Background(), pcfg); err != nil {
+		return errors.New("postgres pool: " + safeErr(err))
+	}
+	s.store = pgstore.New(s.pool)
+	return nil
 }
 
 // HTTPAddr is the address the HTTP/JSON gateway listens on; "" when it
@@ -276,7 +311,7 @@ func (s *Server) Run(ctx context.Context) error {
 	errc := make(chan error, 3)
 	go func() { errc <- s.grpc.Serve(s.lis) }()
 	if s.gw != nil {
-		s.gw.serve(s.grpc, errc)
+		s.gw.serve(errc)
 	}
 	s.log.Info("slotd serving", "addr", s.Addr(), "http", s.HTTPAddr(), "store", s.cfg.Store, "contracts", s.engine.Contracts().Names())
 

@@ -2,8 +2,10 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/merge"
 	"github.com/slotd/slotd/problem"
 )
@@ -46,6 +48,21 @@ func (f Filter) Bounded() int {
 	return f.Limit
 }
 
+// validate refuses filters no session can match before they reach a store:
+// names too long or with control characters, card numbers, a cursor that is
+// not a session id.
+func (f Filter) validate() error {
+	for _, x := range []struct{ field, v string }{{"tenant", f.Tenant}, {"tool", f.Tool}} {
+		if !validID(x.v) || redact.HasCard(x.v) {
+			return problem.InvalidRequest(x.field, fmt.Sprintf("at most %d bytes of UTF-8 without control characters", maxIDLength))
+		}
+	}
+	if f.After != "" && !CanonicalID(f.After) {
+		return problem.InvalidRequest("page_token", "not a page token from this listing")
+	}
+	return nil
+}
+
 // EndFunc decides how one locked session ends: its commit (status set,
 // history records), or an error to skip it.
 type EndFunc func(s *Session) (*Commit, error)
@@ -53,6 +70,9 @@ type EndFunc func(s *Session) (*Commit, error)
 // ListSessions lists sessions matching f, ordered by id (time-ordered), with
 // a cursor for the next page ("" when there is none).
 func (e *Engine) ListSessions(ctx context.Context, f Filter) ([]*Session, string, error) {
+	if err := f.validate(); err != nil {
+		return nil, "", err
+	}
 	limit := f.Bounded()
 	f.Limit = limit + 1
 	out, err := e.store.List(ctx, f)
@@ -73,6 +93,9 @@ func (e *Engine) ListSessions(ctx context.Context, f Filter) ([]*Session, string
 func (e *Engine) ResetStale(ctx context.Context, f Filter, dryRun bool, now time.Time) ([]string, error) {
 	if f.IdleBefore.IsZero() {
 		return nil, problem.InvalidRequest("idle_longer_than", "required and positive")
+	}
+	if err := f.validate(); err != nil {
+		return nil, err
 	}
 	if now.IsZero() {
 		now = e.clock()

@@ -55,6 +55,14 @@ type Completion struct {
 	IdempotencyKey string           `json:"idempotency_key,omitempty"`
 }
 
+// Bounds of a backend result: larger than a turn's arguments (a list of
+// flights), as deep as any JSON a service answers with needs to be.
+const (
+	maxResultDepth  = 16
+	maxResultValues = 8192
+	maxResultText   = 64 << 10
+)
+
 // defaultRetryAfter is what a timeout or an outage tells the model to wait
 // when the backend said nothing.
 const defaultRetryAfter = 30
@@ -74,9 +82,20 @@ func (e *Engine) Complete(ctx context.Context, req CompleteRequest) (*Completion
 			return nil, problem.InvalidRequest("failure.kind", "one of timeout, unavailable, rate_limited, unauthorized, internal")
 		}
 	}
-	if req.Now.IsZero() {
-		req.Now = e.clock()
+	if req.Result != nil {
+		b := bounds{depth: maxResultDepth, values: maxResultValues, text: maxResultText, field: "result"}
+		if err := b.check("result", req.Result, 1); err != nil {
+			return nil, err
+		}
 	}
+	if len(req.IdempotencyKey) > maxIDLength {
+		return nil, problem.InvalidRequest("idempotency_key", "not a key slotd gave with READY")
+	}
+	now, err := e.turnClock(req.Now)
+	if err != nil {
+		return nil, err
+	}
+	req.Now = now
 	// The key names the session the backend call was made for: a late or
 	// retried outcome lands there, never on a newer session of the
 	// conversation.
@@ -95,7 +114,7 @@ func (e *Engine) Complete(ctx context.Context, req CompleteRequest) (*Completion
 		return nil, err
 	}
 	var out *Completion
-	err := e.store.Update(ctx, req.Lookup, func(s *Session) (*Commit, error) {
+	err = e.store.Update(ctx, req.Lookup, func(s *Session) (*Commit, error) {
 		// A retried CompleteSession of a session it already ended gets the
 		// same answer.
 		if len(s.Completion) > 0 {

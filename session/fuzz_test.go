@@ -39,6 +39,7 @@ func FuzzTurn(f *testing.F) {
 			return
 		}
 		e := session.NewEngine(memstore.New(), cat, func() time.Time { return now })
+		e.SetDefaults(session.Defaults{TrustClientClock: true})
 		ctx := context.Background()
 		req := session.TurnRequest{ConversationID: "c", Tool: tool, TurnID: "1", Arguments: m, Now: now}
 		if confirm {

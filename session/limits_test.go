@@ -23,6 +23,7 @@ func TestTurnsPerSessionAreBounded(t *testing.T) {
 	}
 	now := time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
 	e := session.NewEngine(memstore.New(), cat, func() time.Time { return now })
+	e.SetDefaults(session.Defaults{TrustClientClock: true})
 	ctx := context.Background()
 	turn := func(n int, at time.Time) (*session.Result, error) {
 		return e.Turn(ctx, session.TurnRequest{ConversationID: "long", Tool: "travel.search_flights",
@@ -54,6 +55,7 @@ func TestExpireNeedsAToolAndAnIdleTime(t *testing.T) {
 	}
 	now := time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
 	e := session.NewEngine(memstore.New(), cat, func() time.Time { return now })
+	e.SetDefaults(session.Defaults{TrustClientClock: true})
 	ctx := context.Background()
 	if _, err := e.Turn(ctx, session.TurnRequest{ConversationID: "c", Tool: "travel.search_flights", TurnID: "1",
 		Arguments: map[string]any{"from": "MAD"}, Now: now}); err != nil {
@@ -83,6 +85,7 @@ func TestHeldArgumentsAreBounded(t *testing.T) {
 	}
 	now := time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
 	e := session.NewEngine(memstore.New(), cat, func() time.Time { return now })
+	e.SetDefaults(session.Defaults{TrustClientClock: true})
 	ctx := context.Background()
 	turn := func(id string, at time.Time, args map[string]any) (*session.Result, error) {
 		return e.Turn(ctx, session.TurnRequest{ConversationID: "held", Tool: "bank.open_dispute", TurnID: id, Arguments: args, Now: at})
@@ -108,5 +111,52 @@ func TestHeldArgumentsAreBounded(t *testing.T) {
 	var pe *problem.Error
 	if !errors.As(err2, &pe) || pe.Code != "InvalidArgument" {
 		t.Fatalf("held arguments grew past one request's bounds: %v", err2)
+	}
+}
+
+// A caller's clock is taken only within a window of the server's, unless
+// the server trusts it: otherwise a client could date its turns so that
+// its sessions never expire.
+func TestClientClockWindow(t *testing.T) {
+	t.Parallel()
+	cat, err := contract.LoadDir("../contracts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		now   time.Time
+		trust bool
+		ok    bool
+	}{
+		{"no clock: the server's", time.Time{}, false, true},
+		{"4m ahead", server.Add(4 * time.Minute), false, true},
+		{"4m59s behind", server.Add(-4*time.Minute - 59*time.Second), false, true},
+		{"5m1s ahead", server.Add(5*time.Minute + time.Second), false, false},
+		{"a day behind", server.Add(-24 * time.Hour), false, false},
+		{"the end of time", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC), false, false},
+		{"the end of time, trusted", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC), true, true},
+		{"a replay a year back, trusted", server.AddDate(-1, 0, 0), true, true},
+	} {
+		e := session.NewEngine(memstore.New(), cat, func() time.Time { return server })
+		e.SetDefaults(session.Defaults{TrustClientClock: tc.trust})
+		res, err := e.Turn(ctx, session.TurnRequest{ConversationID: "clock", Tool: "travel.search_flights", TurnID: "1",
+			Arguments: map[string]any{"from": "MAD"}, Now: tc.now})
+		if tc.ok {
+			want := tc.now
+			if want.IsZero() {
+				want = server
+			}
+			if err != nil || !res.Session.UpdatedAt.Equal(want) {
+				t.Errorf("%s: %v, %v; want the turn applied at %v", tc.name, res, err, want)
+			}
+			continue
+		}
+		var pe *problem.Error
+		if !errors.As(err, &pe) || pe.Code != "InvalidArgument" || len(pe.Problem.Errors) != 1 || pe.Problem.Errors[0].Pointer != "/now" {
+			t.Errorf("%s: %v, %v; want INVALID_ARGUMENT naming now", tc.name, res, err)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/slotd/slotd/clarify"
 	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/merge"
 	"github.com/slotd/slotd/problem"
 )
@@ -40,7 +42,17 @@ type Defaults struct {
 	// MaxAttempts is how many failed attempts a slot gets before a
 	// hand-off, for slots without x-slotd.max_attempts; 0 means 3.
 	MaxAttempts int
+	// TrustClientClock accepts any `now` a caller sends (replays, scripts,
+	// tests). Otherwise `now` must be within ClockWindow of the server's
+	// clock, so that no client can date its sessions past their lifetimes.
+	TrustClientClock bool
+	// ClockWindow is how far a caller's `now` may be from the server's
+	// clock; 0 means DefaultClockWindow.
+	ClockWindow time.Duration
 }
+
+// DefaultClockWindow is how far a caller's clock may be off the server's.
+const DefaultClockWindow = 5 * time.Minute
 
 // DefaultMaxAttempts: the first retry fixes most, the second fewer, the
 // third almost nothing (seed 000, section 4).
@@ -52,6 +64,9 @@ func (e *Engine) SetDefaults(d Defaults) {
 	if d.MaxAttempts <= 0 {
 		d.MaxAttempts = DefaultMaxAttempts
 	}
+	if d.ClockWindow <= 0 {
+		d.ClockWindow = DefaultClockWindow
+	}
 	e.defaults = d
 }
 
@@ -61,7 +76,27 @@ func NewEngine(store Store, contracts *contract.Catalog, clock func() time.Time)
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Engine{store: store, contracts: contracts, clock: clock, defaults: Defaults{MaxAttempts: DefaultMaxAttempts}}
+	return &Engine{store: store, contracts: contracts, clock: clock,
+		defaults: Defaults{MaxAttempts: DefaultMaxAttempts, ClockWindow: DefaultClockWindow}}
+}
+
+// turnClock is the clock a call runs on: the server's, or the caller's
+// `now` when it is trusted or within the window of the server's.
+func (e *Engine) turnClock(now time.Time) (time.Time, error) {
+	server := e.clock().UTC()
+	if now.IsZero() {
+		return server, nil
+	}
+	now = now.UTC()
+	if e.defaults.TrustClientClock {
+		return now, nil
+	}
+	if d := now.Sub(server); d > e.defaults.ClockWindow || d < -e.defaults.ClockWindow {
+		return time.Time{}, problem.InvalidRequest("now", fmt.Sprintf(
+			"the client clock is %s off the server's; it may be at most %s off (leave now out to use the server's clock)",
+			d.Round(time.Second), e.defaults.ClockWindow))
+	}
+	return now, nil
 }
 
 // Contracts is the engine's catalog.
@@ -156,10 +191,11 @@ func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
 	if c == nil {
 		return nil, problem.UnknownTool(req.Tool, e.contracts.Names())
 	}
-	if req.Now.IsZero() {
-		req.Now = e.clock()
+	now, err := e.turnClock(req.Now)
+	if err != nil {
+		return nil, err
 	}
-	req.Now = req.Now.UTC()
+	req.Now = now
 	if req.TimeZone != "" {
 		if _, err := e.location(req.TimeZone); err != nil {
 			return nil, problem.InvalidRequest("time_zone", "not an IANA time zone such as Europe/Moscow")
@@ -168,7 +204,9 @@ func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
 
 	var result *Result
 	key := Key{Tenant: req.Tenant, ConversationID: req.ConversationID}
-	stored, replayed, err := e.store.Turn(ctx, key, req.TurnID, func(active *Session) (*Commit, error) {
+	var stored []byte
+	var replayed bool
+	stored, replayed, err = e.store.Turn(ctx, key, req.TurnID, func(active *Session) (*Commit, error) {
 		var commit *Commit
 		var err error
 		result, commit, err = e.apply(c, req, active)
@@ -497,7 +535,6 @@ func tooLong() error {
 // are held, not applied, until the answer.
 func (e *Engine) resume(c *contract.Contract, req TurnRequest, s *Session, args map[string]any, commit *Commit) (*Result, *Commit, error) {
 	s = s.Clone()
-	s.Held = args
 	if req.Locale != "" {
 		s.Locale = req.Locale
 	}
@@ -510,7 +547,28 @@ func (e *Engine) resume(c *contract.Contract, req TurnRequest, s *Session, args 
 		Action:   clarify.Resume,
 		Question: &clarify.Question{Text: clarify.ResumeText(in)},
 	}
-	return e.finish(sc, req, s, res, sc.Check(s.State.Slots).Missing, nil, commit)
+	// A full card number is refused now, not held: the session keeps none.
+	held, refused := map[string]any{}, map[string]any{}
+	for k, v := range args {
+		if sc.HoldsCard(k, v) {
+			refused[k] = v
+		} else {
+			held[k] = v
+		}
+	}
+	s.Held = held
+	var changes []merge.Change
+	if len(refused) > 0 {
+		_, _, errs := normalizeArgs(sc, refused, contract.Env{Now: req.Now, Locale: s.Locale})
+		for _, fe := range errs {
+			slot := contract.SlotOf(fe.Pointer)
+			ch := merge.Change{Slot: slot, Old: s.State.Slots[slot], New: receivedValue(sc, slot, refused[slot]), Decision: merge.Rejected}
+			changes = append(changes, ch)
+			res.Changes = append(res.Changes, Change{Change: shownChange(sc, ch)})
+		}
+		res.Problem = turnProblem(errs, clarify.Step{})
+	}
+	return e.finish(sc, req, s, res, sc.Check(s.State.Slots).Missing, changes, commit)
 }
 
 // finish stamps the session with the turn, encodes the response and the
@@ -817,10 +875,42 @@ func (r *TurnRequest) validate() error {
 		return problem.InvalidRequest("tool", fmt.Sprintf("at most %d bytes of UTF-8 without control characters", maxIDLength))
 	case !validID(r.Locale) || !validID(r.TimeZone):
 		return problem.InvalidRequest("locale", "a BCP 47 tag such as ru, and an IANA zone such as Europe/Moscow")
-	case len(r.Locale) > 35:
+	case !validTag(r.Locale):
 		return problem.InvalidRequest("locale", "a BCP 47 tag such as ru or en-GB")
+	case redact.HasCard(r.ConversationID):
+		return cardInID("conversation_id")
+	case redact.HasCard(r.TurnID):
+		return cardInID("turn_id")
 	}
 	return checkArgs(r.Arguments)
+}
+
+// cardInID refuses an id that holds a card number: ids are stored and
+// logged as they are, so they must never carry one.
+func cardInID(field string) error {
+	return problem.InvalidRequest(field, "holds what looks like a full card number; ids must never carry one")
+}
+
+// validTag accepts what a BCP 47 tag can be spelt with: ASCII letters and
+// digits in subtags of at most eight, split by - (or _), and no card number.
+func validTag(s string) bool {
+	if len(s) > 35 || redact.HasCard(s) {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '-' || c == '_':
+			n = 0
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+			if n++; n > 8 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // checkArgs bounds a turn's arguments: names, values, nesting, and how many
@@ -829,32 +919,44 @@ func checkArgs(args map[string]any) error {
 	if len(args) > maxArguments {
 		return problem.InvalidRequest("arguments", fmt.Sprintf("at most %d arguments", maxArguments))
 	}
-	budget := maxValues
+	b := bounds{depth: maxDepth, values: maxValues, text: maxTextLength, field: "arguments"}
 	for k, v := range args {
 		if len(k) > maxIDLength || !utf8.ValidString(k) || strings.IndexByte(k, 0) >= 0 {
 			return problem.InvalidRequest("arguments", fmt.Sprintf("argument names are at most %d bytes of UTF-8", maxIDLength))
 		}
-		if err := checkValue("arguments/"+k, v, 1, &budget); err != nil {
+		if redact.HasCard(k) {
+			return problem.InvalidRequest("arguments", "an argument name holds what looks like a full card number; never send one")
+		}
+		if err := b.check("arguments/"+k, v, 1); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkValue bounds one argument: string length, nesting depth, and the
-// number of values all arguments may hold together.
-func checkValue(path string, v any, depth int, budget *int) error {
-	*budget--
-	if *budget < 0 {
-		return problem.InvalidRequest("arguments", fmt.Sprintf("at most %d values in all arguments together", maxValues))
+// bounds limit a JSON value a caller sends: its nesting depth, and the
+// number of values the field holds in all.
+type bounds struct {
+	depth  int
+	values int
+	text   int // bytes of one string
+	field  string
+	seen   int
+}
+
+// check bounds one value: string length, NUL characters, non-finite
+// numbers, nesting depth, and the number of values.
+func (b *bounds) check(path string, v any, depth int) error {
+	if b.seen++; b.seen > b.values {
+		return problem.InvalidRequest(b.field, fmt.Sprintf("at most %d values in all %s together", b.values, b.field))
 	}
-	if depth > maxDepth {
-		return problem.InvalidRequest(path, fmt.Sprintf("nested deeper than %d levels", maxDepth))
+	if depth > b.depth {
+		return problem.InvalidRequest(path, fmt.Sprintf("nested deeper than %d levels", b.depth))
 	}
 	switch t := v.(type) {
 	case string:
-		if len(t) > maxTextLength {
-			return problem.InvalidRequest(path, fmt.Sprintf("at most %d bytes", maxTextLength))
+		if len(t) > b.text {
+			return problem.InvalidRequest(path, fmt.Sprintf("at most %d bytes", b.text))
 		}
 		if strings.IndexByte(t, 0) >= 0 {
 			return problem.InvalidRequest(path, "contains a NUL character")
@@ -865,16 +967,16 @@ func checkValue(path string, v any, depth int, budget *int) error {
 		}
 	case map[string]any:
 		for k, x := range t {
-			if len(k) > maxTextLength || strings.IndexByte(k, 0) >= 0 || !utf8.ValidString(k) {
-				return problem.InvalidRequest(path, fmt.Sprintf("keys are at most %d bytes of UTF-8 without NUL", maxTextLength))
+			if len(k) > b.text || strings.IndexByte(k, 0) >= 0 || !utf8.ValidString(k) {
+				return problem.InvalidRequest(path, fmt.Sprintf("keys are at most %d bytes of UTF-8 without NUL", b.text))
 			}
-			if err := checkValue(path+"/"+k, x, depth+1, budget); err != nil {
+			if err := b.check(path+"/"+k, x, depth+1); err != nil {
 				return err
 			}
 		}
 	case []any:
 		for i, x := range t {
-			if err := checkValue(fmt.Sprintf("%s/%d", path, i), x, depth+1, budget); err != nil {
+			if err := b.check(path+"/"+strconv.Itoa(i), x, depth+1); err != nil {
 				return err
 			}
 		}
@@ -891,15 +993,26 @@ func (l Lookup) validate() error {
 	if l.ConversationID == "" && l.SessionID == "" {
 		return problem.InvalidRequest("conversation_id", "conversation_id or session_id is required")
 	}
-	if !validID(l.ConversationID) {
+	if !validID(l.ConversationID) || !validID(l.Tenant) {
 		return problem.InvalidRequest("conversation_id", fmt.Sprintf("at most %d bytes of UTF-8 without control characters", maxIDLength))
 	}
-	if l.SessionID != "" {
-		if _, err := uuid.Parse(l.SessionID); err != nil {
-			return problem.InvalidRequest("session_id", "not a session id")
-		}
+	if redact.HasCard(l.ConversationID) {
+		return cardInID("conversation_id")
+	}
+	if l.SessionID != "" && !CanonicalID(l.SessionID) {
+		return problem.InvalidRequest("session_id", "a session id as slotd gives it: a UUID such as 019ad0c4-5b1e-7c3a-9f00-1e2d3c4b5a69")
 	}
 	return nil
+}
+
+// CanonicalID reports whether s is a UUID in its canonical form (36
+// characters, lower- or upper-case hex), the only form session ids take.
+func CanonicalID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	u, err := uuid.Parse(s)
+	return err == nil && strings.EqualFold(u.String(), s)
 }
 
 func (e *Engine) location(name string) (*time.Location, error) {

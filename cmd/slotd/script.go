@@ -172,7 +172,9 @@ func writeJUnit(path string, report *script.Report) error {
 // waits until it serves.
 func startInProcess(ctx context.Context, contracts string, stderr io.Writer) (string, func(), error) {
 	// SLOTD_API_KEYS makes --tenant-key meaningful in-process too.
-	cfg := server.Config{Listen: "127.0.0.1:0", Contracts: contracts, Store: "memory", APIKeys: os.Getenv("SLOTD_API_KEYS")}
+	// Scripts play conversations at the clocks they name.
+	cfg := server.Config{Listen: "127.0.0.1:0", Contracts: contracts, Store: "memory", APIKeys: os.Getenv("SLOTD_API_KEYS"),
+		TrustClientClock: true}
 	if url := os.Getenv("SLOTD_DATABASE_URL"); url != "" {
 		cfg.Store, cfg.DatabaseURL = "postgres", url
 		fmt.Fprintln(stderr, "slotd script: in-process slotd on Postgres (SLOTD_DATABASE_URL)")

@@ -53,21 +53,36 @@ func serve(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.HTTPListen, "http-listen", env("SLOTD_HTTP_LISTEN", "127.0.0.1:8080"), "HTTP/JSON gateway address; empty serves none (SLOTD_HTTP_LISTEN)")
 	fs.StringVar(&cfg.Contracts, "contracts", env("SLOTD_CONTRACTS", "./contracts"), "folder of contract files (SLOTD_CONTRACTS)")
 	fs.StringVar(&cfg.Store, "store", env("SLOTD_STORE", "postgres"), "postgres, or memory for a demo that keeps nothing (SLOTD_STORE)")
-	fs.StringVar(&cfg.DatabaseURL, "database-url", env("SLOTD_DATABASE_URL", ""), "Postgres connection string (SLOTD_DATABASE_URL)")
-	// Keys come from the environment only unless given: a flag default would
+	// Secrets come from the environment unless given: a flag default would
 	// print them in -h.
+	fs.StringVar(&cfg.DatabaseURL, "database-url", "", "Postgres connection string (SLOTD_DATABASE_URL)")
 	fs.StringVar(&cfg.APIKeys, "api-keys", "", "tenant:key,... ; without keys slotd listens on loopback only (SLOTD_API_KEYS)")
 	fs.StringVar(&cfg.AdminKeys, "admin-keys", "", "keys for AdminService (SLOTD_ADMIN_KEYS)")
 	fs.DurationVar(&cfg.StaleAfter, "stale-after", envDuration("SLOTD_STALE_AFTER", 30*time.Minute), "idle time before a turn asks whether to resume, for contracts without x-slotd.stale_after (SLOTD_STALE_AFTER)")
 	fs.DurationVar(&cfg.TTL, "ttl", envDuration("SLOTD_TTL", 24*time.Hour), "idle time after which a session expires, for contracts without x-slotd.ttl (SLOTD_TTL)")
-	fs.IntVar(&cfg.MaxAttempts, "max-attempts", envInt("SLOTD_MAX_ATTEMPTS", 3), "failed attempts per slot before the conversation is handed to a person, for slots without x-slotd.max_attempts")
+	fs.IntVar(&cfg.MaxAttempts, "max-attempts", envInt("SLOTD_MAX_ATTEMPTS", 3), "failed attempts per slot before the conversation is handed to a person, for slots without x-slotd.max_attempts (SLOTD_MAX_ATTEMPTS)")
 	fs.DurationVar(&cfg.Retention, "retention", envDuration("SLOTD_RETENTION", 30*24*time.Hour), "how long ended sessions and their history are kept; 0 keeps them (SLOTD_RETENTION)")
 	fs.DurationVar(&cfg.JanitorInterval, "janitor-interval", envDuration("SLOTD_JANITOR_INTERVAL", time.Minute), "how often expired sessions are ended and old ones purged; 0 turns it off (SLOTD_JANITOR_INTERVAL)")
-	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight turns may take to finish on SIGTERM")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", envDuration("SLOTD_SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight turns may take to finish on SIGTERM (SLOTD_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", env("SLOTD_METRICS_LISTEN", "127.0.0.1:9464"), "address of /metrics, /healthz and /readyz; empty serves none (SLOTD_METRICS_LISTEN)")
 	fs.BoolVar(&cfg.Pprof, "pprof", os.Getenv("SLOTD_PPROF") == "true", "serve net/http/pprof under /debug/pprof/ on the metrics listener (SLOTD_PPROF=true)")
+	fs.StringVar(&cfg.TLS.Cert, "tls-cert", env("SLOTD_TLS_CERT", ""), "PEM certificate (chain) of every listener; with it they speak TLS 1.2+ (SLOTD_TLS_CERT)")
+	fs.StringVar(&cfg.TLS.Key, "tls-key", env("SLOTD_TLS_KEY", ""), "PEM private key of --tls-cert (SLOTD_TLS_KEY)")
+	fs.StringVar(&cfg.TLS.ClientCA, "tls-client-ca", env("SLOTD_TLS_CLIENT_CA", ""), "PEM CA certificates; clients must present a certificate one of them signed (mutual TLS) (SLOTD_TLS_CLIENT_CA)")
+	fs.BoolVar(&cfg.AllowPlaintext, "allow-plaintext", os.Getenv("SLOTD_ALLOW_PLAINTEXT") == "true", "allow plaintext listeners beyond loopback, when TLS ends in front of slotd (SLOTD_ALLOW_PLAINTEXT=true)")
+	clientClock := fs.String("client-clock", env("SLOTD_CLIENT_CLOCK", "window"), "window: a turn's now must be within 5m of the server's clock; trust: any now (replays, scripts, tests) (SLOTD_CLIENT_CLOCK)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	switch *clientClock {
+	case "window":
+	case "trust":
+		cfg.TrustClientClock = true
+	default:
+		return fmt.Errorf("--client-clock %q: window or trust", *clientClock)
+	}
+	if cfg.DatabaseURL == "" {
+		cfg.DatabaseURL = os.Getenv("SLOTD_DATABASE_URL")
 	}
 	if cfg.APIKeys == "" {
 		cfg.APIKeys = os.Getenv("SLOTD_API_KEYS")

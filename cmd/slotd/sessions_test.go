@@ -20,7 +20,7 @@ import (
 func TestSessionsCommands(t *testing.T) {
 	t.Parallel()
 	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Contracts: "../../contracts", Store: "memory",
-		AdminKeys: "ops-admin-key-0123456789", APIKeys: "bank:bank-key-0123456789abc"},
+		AdminKeys: "ops-admin-key-0123456789", APIKeys: "bank:bank-key-0123456789abc", TrustClientClock: true},
 		slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	if err != nil {
 		t.Fatal(err)

@@ -37,8 +37,8 @@ func TestTwoReplicas(t *testing.T) {
 	pool, url := dbtest.NewPool(t)
 	cat := sessiontest.Catalog(t)
 	engines := []*session.Engine{
-		session.NewEngine(pgstore.New(pool), cat, nil),
-		session.NewEngine(pgstore.New(dbtest.Connect(t, url)), cat, nil),
+		sessiontest.NewEngine(pgstore.New(pool), cat),
+		sessiontest.NewEngine(pgstore.New(dbtest.Connect(t, url)), cat),
 	}
 	ctx := t.Context()
 	n := len(sessiontest.TwentySlots)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slotd/slotd/clarify"
 	"github.com/slotd/slotd/merge"
+	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
 )
 
@@ -209,7 +210,7 @@ func testPending(t *testing.T, h *harness, accept bool) {
 	}
 
 	// A fresh engine on the same store answers the re-confirmation.
-	other := session.NewEngine(h.store, h.engine.Contracts(), func() time.Time { return Now })
+	other := NewEngine(h.store, h.engine.Contracts())
 	ans, err := other.Turn(h.ctx, h.confirm(Dispute, accept))
 	if err != nil {
 		t.Fatalf("answer: unexpected error: %v", err)
@@ -740,39 +741,60 @@ func testRequestRedacted(t *testing.T, h *harness) {
 	cases := []struct {
 		name string
 		args map[string]any
+		// kept is the slot that keeps the last four digits; "" when the
+		// value is refused.
+		kept string
 	}{
-		{"operation id with spaces", map[string]any{"original_operation_id": "4276 1234 5678 4417", "reason": "списали дважды"}},
-		{"operation id with dashes", map[string]any{"original_operation_id": "4276-1234-5678-4417"}},
-		{"card number inside text", map[string]any{"original_operation_id": "списание по карте 4276 1234 5678 4417 от 22.08"}},
-		{"card number as the last four", map[string]any{"card_last4": "4276123456784417"}},
-		{"card number as a JSON number", map[string]any{"card_last4": float64(4276123456784417)}},
+		{"operation id with spaces", map[string]any{"original_operation_id": "4276 1234 5678 4417", "reason": "списали дважды"}, ""},
+		{"operation id with dashes", map[string]any{"original_operation_id": "4276-1234-5678-4417"}, ""},
+		{"card number inside text", map[string]any{"original_operation_id": "списание по карте 4276 1234 5678 4417 от 22.08"}, ""},
+		{"card number as the last four", map[string]any{"card_last4": "4276123456784417"}, "card_last4"},
+		{"card number as a JSON number", map[string]any{"card_last4": float64(4276123456784417)}, "card_last4"},
 	}
-	for _, c := range cases {
-		h.send(Dispute, c.args)
-	}
-	hist := h.history(h.active())
-	if len(hist.Turns) != len(cases) {
-		t.Fatalf("history holds %d turns, want %d", len(hist.Turns), len(cases))
-	}
-	for i, tr := range hist.Turns {
-		c := cases[i]
-		req := string(tr.Request)
+	for i, c := range cases {
+		hc := h.withConversation(fmt.Sprintf("%s-card-%d", h.conv, i))
+		res := hc.send(Dispute, c.args)
+		hist := hc.history(hc.active())
+		if len(hist.Turns) != 1 {
+			t.Fatalf("%s: history holds %d turns, want 1", c.name, len(hist.Turns))
+		}
+		req := string(hist.Turns[0].Request)
 		var decoded struct {
 			TurnID    string         `json:"turn_id"`
 			Arguments map[string]any `json:"arguments"`
 		}
-		if err := json.Unmarshal(tr.Request, &decoded); err != nil {
+		if err := json.Unmarshal(hist.Turns[0].Request, &decoded); err != nil {
 			t.Errorf("%s: recorded request is not JSON: %v: %s", c.name, err, req)
 			continue
 		}
-		if decoded.TurnID != tr.ID || len(decoded.Arguments) != len(c.args) {
-			t.Errorf("%s: recorded request %s, want turn %s with %d arguments", c.name, req, tr.ID, len(c.args))
+		if decoded.TurnID != hist.Turns[0].ID || len(decoded.Arguments) != len(c.args) {
+			t.Errorf("%s: recorded request %s, want turn %s with %d arguments", c.name, req, hist.Turns[0].ID, len(c.args))
 		}
 		if m := cardNumber.FindString(req); m != "" || strings.Contains(req, "4276") {
 			t.Errorf("%s: recorded request carries the card number (%q): %s", c.name, m, req)
 		}
 		if !strings.Contains(req, "4417") {
 			t.Errorf("%s: recorded request lost the last four digits: %s", c.name, req)
+		}
+		stored := hc.get(hc.active())
+		if state := js(stored.State); strings.Contains(state, "4276") {
+			t.Errorf("%s: the session keeps the card number: %s", c.name, state)
+		}
+		if c.kept != "" {
+			if got := stored.State.Slots[c.kept]; got != "4417" {
+				t.Errorf("%s: %s = %v, want the last four digits 4417", c.name, c.kept, got)
+			}
+			continue
+		}
+		if _, ok := stored.State.Slots["original_operation_id"]; ok {
+			t.Errorf("%s: a card number was stored as the operation id: %s", c.name, js(stored.State))
+		}
+		if res.Problem == nil || res.Problem.Type != problem.TypeInvalidValue || len(res.Problem.Errors) == 0 ||
+			res.Problem.Errors[0].Pointer != "/original_operation_id" || !strings.Contains(res.Problem.Errors[0].Message, "полный номер карты") {
+			t.Errorf("%s: problem = %s, want the operation id refused as a full card number", c.name, js(res.Problem))
+		}
+		if strings.Contains(js(res), "4276") {
+			t.Errorf("%s: the response echoes the card number: %s", c.name, js(res))
 		}
 	}
 }

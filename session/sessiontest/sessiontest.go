@@ -208,17 +208,31 @@ func newHarness(t *testing.T, cat *contract.Catalog, store session.Store) *harne
 		t:      t,
 		ctx:    ctx,
 		store:  store,
-		engine: session.NewEngine(store, cat, func() time.Time { return Now }),
+		engine: NewEngine(store, cat),
 		tenant: "acme-bank",
 		conv:   "conv-7f3a9c",
 	}
+}
+
+// withConversation is a harness on another conversation of the same store
+// and engine.
+func (h *harness) withConversation(conv string) *harness {
+	return &harness{t: h.t, ctx: h.ctx, store: h.store, engine: h.engine, tenant: h.tenant, conv: conv}
+}
+
+// NewEngine is an engine on the suite's clock (Now) that trusts the
+// clock of each turn: the suite replays conversations at fixed times.
+func NewEngine(store session.Store, cat *contract.Catalog) *session.Engine {
+	e := session.NewEngine(store, cat, func() time.Time { return Now })
+	e.SetDefaults(session.Defaults{TrustClientClock: true})
+	return e
 }
 
 // slowEngine is an engine whose turns think for a while between reading
 // the active session and writing the commit, so that a store without one
 // writer per conversation loses updates for certain rather than by chance.
 func (h *harness) slowEngine() *session.Engine {
-	return session.NewEngine(slowStore{h.store}, h.engine.Contracts(), func() time.Time { return Now })
+	return NewEngine(slowStore{h.store}, h.engine.Contracts())
 }
 
 type slowStore struct{ session.Store }

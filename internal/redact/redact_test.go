@@ -1,0 +1,195 @@
+package redact
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// toScript writes the ASCII digits of s in another script's digits.
+func toScript(s string, zero rune) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return zero + (r - '0')
+		}
+		return r
+	}, s)
+}
+
+func TestHasCard(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in   string
+		want bool
+	}{
+		{"4111111111111111", true},
+		{"4111 1111 1111 1111", true},
+		{"card 4111-1111-1111-1111 exp 12/29", true},
+		{"4111.1111.1111.1111", true},
+		{"4111/1111/1111/1111", true},
+		{"4111,1111,1111,1111", true},
+		{"4111\u00a01111\u00a01111\u00a01111", true},       // no-break spaces
+		{"4111\u202f1111\u202f1111\u202f1111", true},       // narrow no-break spaces
+		{"4\u200b111\u200b1111\u200d1111\ufeff1111", true}, // zero-width spaces and joiners inside groups
+		{"4111 - 1111 - 1111 - 1111", true},
+		{"4111–1111–1111–1111", true},                // en dashes
+		{toScript("4111 1111 1111 1111", '٠'), true}, // Arabic-Indic digits
+		{toScript("4111111111111111", '۰'), true},    // Extended Arabic-Indic
+		{toScript("4111-1111-1111-1111", '०'), true}, // Devanagari
+		{toScript("4111111111111111", '０'), true},    // fullwidth
+		{"３４００ ０００００ ０００００９", false},                 // Luhn-valid, but 4-5-6 is no card grouping
+		{"３４００ ００００００ ００００９", true},                  // Amex 4-6-5 in fullwidth digits
+		{"3400 000000 00009", true},                  // Amex 4-6-5, Luhn-valid
+		{"4222222222222", true},                      // 13 digits
+		{"6011000990139424 12/29", true},
+		{"карта 5500 0000 0000 0004, срок 12/29", true},
+		{"4000 0212 3456 7899", true}, // printed like a card, Luhn or not
+		{"card 4000 0212 3456 7899 exp 12/29", true},
+		// Not card numbers.
+		{"4000021234567899", false},          // 16 digits, not Luhn-valid, not grouped
+		{"•• 4417", false},                   // last four
+		{"4417", false},                      // last four
+		{"411111111111", false},              // 12 digits
+		{"op-20260822-0117", false},          // 12 digits split by dashes
+		{"1 200,50 ₽", false},                // an amount
+		{"1200.50, 22.11.2026, 4417", false}, // several numbers in one text
+		{"+7 (916) 123-45-67", false},        // a phone number
+		{"41111111111111111111111", false},   // 23 digits in one group: no card (masked though)
+		{"", false},
+		// Numbers that pass Luhn but cannot be cards by their issuer.
+		{"conv-1796118180433922615-turn-1", false},      // a timestamp in nanoseconds
+		{"chat-1733011234569", false},                   // in milliseconds
+		{"9111111111111110", false},                     // no card starts with 9
+		{"1234 5678 9012 3452", false},                  // printed like a card, but no card starts with 1
+		{"41111111-1111-4111-8111-111111111111", false}, // a UUID of digits: 8-4-4-4-12 is no card's grouping
+		{"411111-1111111111", false},                    // Luhn-valid, but in uneven groups
+		{"4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1", true},       // digit by digit
+		{"41 11 11 11 11 11 11 11", true},               // in pairs
+	}
+	for _, tc := range cases {
+		if got := HasCard(tc.in); got != tc.want {
+			t.Errorf("HasCard(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestStringMasksKeepingTheLastFour(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, want string }{
+		{"4111 1111 1111 1111", "•••• 1111"},
+		{"card 4000 0212 3456 7899 exp 12/29", "card •••• 7899 exp 12/29"},
+		{"4000021234567899", "•••• 7899"}, // card-like, Luhn or not: masked in what is echoed
+		{"a 4111111111111111 and 5500-0000-0000-0004.", "a •••• 1111 and •••• 0004."},
+		{toScript("4111 1111 1111 1234", '٠'), "•••• 1234"},
+		{"41111111111111111111111", "•••• 1111"},
+		{"1200.50, 22.11.2026, 4417", "1200.50, 22.11.2026, 4417"},
+		{"op-20260822-0117", "op-20260822-0117"},
+		{"•• 4417", "•• 4417"},
+	}
+	for _, tc := range cases {
+		if got := String(tc.in); got != tc.want {
+			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if got := String(tc.in); HasCard(got) {
+			t.Errorf("String(%q) = %q still holds a card number", tc.in, got)
+		}
+	}
+}
+
+func TestValue(t *testing.T) {
+	t.Parallel()
+	in := map[string]any{
+		"note":                "pay with 4111 1111 1111 1111",
+		"4111111111111111":    "the key is a card",
+		"list":                []any{"x", 4111111111111111.0, json.Number("5500000000000004")},
+		"amount":              1200.5,
+		"nested":              map[string]any{"deep": []any{map[string]any{"pan": "6011-0009-9013-9424"}}},
+		"short":               "4417",
+		"big but not a card?": 1e25,
+	}
+	if !ValueHasCard(in) {
+		t.Fatal("ValueHasCard = false for a value full of card numbers")
+	}
+	out := Value(in)
+	b, _ := json.Marshal(out)
+	if HasCard(string(b)) || ValueHasCard(out) {
+		t.Errorf("Value left a card number: %s", b)
+	}
+	for _, want := range []string{`"•••• 1111":"the key is a card"`, `"amount":1200.5`, `"short":"4417"`, `"•••• 9424"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("Value(...) = %s, want it to contain %s", b, want)
+		}
+	}
+	if ValueHasCard(map[string]any{"card_last4": "4417", "amount": 1200.5, "when": "2026-11-28"}) {
+		t.Error("ValueHasCard = true for a dispute without a card number")
+	}
+}
+
+func TestDeepValuesAreBounded(t *testing.T) {
+	t.Parallel()
+	var v any = "4111111111111111"
+	for i := 0; i < 10*MaxDepth; i++ {
+		v = []any{v}
+	}
+	if !ValueHasCard(v) {
+		t.Error("ValueHasCard of a value nested past MaxDepth = false, want true (refused)")
+	}
+	b, _ := json.Marshal(Value(v))
+	if HasCard(string(b)) {
+		t.Error("Value of a deep value kept the card number")
+	}
+}
+
+// TestDigitsOfEveryScript checks the assumption digit relies on: Unicode's
+// decimal digits come in runs of ten starting at zero.
+func TestDigitsOfEveryScript(t *testing.T) {
+	t.Parallel()
+	check := func(lo, hi, stride uint32) {
+		if stride != 1 || (hi-lo+1)%10 != 0 {
+			t.Errorf("Nd range %U-%U (stride %d) is not runs of ten", lo, hi, stride)
+		}
+	}
+	for _, r := range unicode.Nd.R16 {
+		check(uint32(r.Lo), uint32(r.Hi), uint32(r.Stride))
+	}
+	for _, r := range unicode.Nd.R32 {
+		check(r.Lo, r.Hi, r.Stride)
+	}
+	for _, zero := range []rune{'0', '٠', '۰', '०', '০', '๐', '０', '𝟎', '𝟘'} {
+		for i := rune(0); i < 10; i++ {
+			if d, ok := digit(zero + i); !ok || rune(d) != i {
+				t.Errorf("digit(%U) = %d, %v; want %d", zero+i, d, ok, i)
+			}
+		}
+	}
+	if _, ok := digit('a'); ok {
+		t.Error("digit('a') is a digit")
+	}
+}
+
+// TestLinear checks that the walks cost time in proportion to the input:
+// a string of digit groups twice as long takes about twice as many steps
+// (measured as allocations, which do not depend on the machine's load).
+func TestLinear(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("1234 5678 ", n) }
+	a := testing.AllocsPerRun(5, func() { _ = String(long(2000)) })
+	b := testing.AllocsPerRun(5, func() { _ = String(long(4000)) })
+	if b > 2.5*a+10 {
+		t.Errorf("allocations for 2x the input: %.0f vs %.0f; want at most about double", b, a)
+	}
+}
+
+func BenchmarkHasCardNoDigits(b *testing.B) {
+	s := "conversation-7f3a9c2e-turn-12"
+	for b.Loop() {
+		HasCard(s)
+	}
+}
+
+func BenchmarkHasCard(b *testing.B) {
+	s := "card 4111 1111 1111 1111 exp 12/29"
+	for b.Loop() {
+		HasCard(s)
+	}
+}

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/net/netutil"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
+
+	"github.com/slotd/slotd/auth"
+	"github.com/slotd/slotd/internal/certs"
+)
+
+// The bounds of every listener, so that no client, authenticated or not,
+// can hold more of the process than they allow. docs/security.md lists
+// them.
+const (
+	// MaxConnections bounds each listener's open connections; more wait
+	// in the kernel's accept queue.
+	MaxConnections = 1024
+	// MaxStreamsPerConnection is the HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS
+	// of every connection; api.Limits.MaxStreams bounds them all together.
+	MaxStreamsPerConnection = 256
+	// maxHeaderBytes bounds a request's headers (gRPC metadata included).
+	maxHeaderBytes = 16 << 10
+	// handshakeTimeout bounds a new connection's TLS handshake and HTTP/2
+	// preface.
+	handshakeTimeout = 5 * time.Second
+	// maxIdle closes a connection with no call for this long.
+	maxIdle = 5 * time.Minute
+	// pingEvery and pingTimeout find dead peers: a ping after a quiet
+	// minute, and the connection closed when it goes unanswered.
+	pingEvery   = time.Minute
+	pingTimeout = 20 * time.Second
+	// minPingInterval is the least time between a client's pings; one that
+	// pings more often is disconnected.
+	minPingInterval = 10 * time.Second
+)
+
+// transportOptions bound the gRPC transport: streams per connection,
+// header size, handshakes, idle connections, keepalive pings.
+func transportOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.MaxConcurrentStreams(MaxStreamsPerConnection),
+		grpc.MaxHeaderListSize(maxHeaderBytes),
+		grpc.ConnectionTimeout(handshakeTimeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: maxIdle, Time: pingEvery, Timeout: pingTimeout}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: minPingInterval, PermitWithoutStream: true}),
+	}
+}
+
+// hardenHTTP bounds an HTTP server: header and body read times, the time
+// to write an answer, idle connections, header size, and HTTP/2 streams and
+// buffers. longest is the longest a handler may take.
+func hardenHTTP(srv *http.Server, longest time.Duration) {
+	srv.ReadHeaderTimeout = 5 * time.Second
+	srv.ReadTimeout = 30 * time.Second
+	srv.WriteTimeout = longest + 5*time.Second
+	srv.IdleTimeout = 2 * time.Minute
+	srv.MaxHeaderBytes = maxHeaderBytes
+	srv.HTTP2 = &http.HTTP2Config{
+		MaxConcurrentStreams:          100,
+		MaxDecoderHeaderTableSize:     4 << 10,
+		MaxEncoderHeaderTableSize:     4 << 10,
+		MaxReadFrameSize:              1 << 20,
+		MaxReceiveBufferPerConnection: 4 << 20,
+		MaxReceiveBufferPerStream:     1 << 20,
+		SendPingTimeout:               pingTimeout,
+		PingTimeout:                   pingTimeout,
+	}
+}
+
+// listen binds addr with at most MaxConnections connections open at once.
+func listen(addr string) (net.Listener, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return netutil.LimitListener(lis, MaxConnections), nil
+}
+
+// listenTLS is listen, speaking TLS when src is not nil.
+func listenTLS(addr string, src *certs.Source, protos ...string) (net.Listener, error) {
+	lis, err := listen(addr)
+	if err != nil || src == nil {
+		return lis, err
+	}
+	return tls.NewListener(lis, src.ServerConfig(protos...)), nil
+}
+
+// checkEdge loads the TLS files and refuses a set-up that would expose
+// slotd: listeners beyond loopback without keys, or in plaintext unless the
+// operator says TLS ends in front of slotd (AllowPlaintext).
+func (s *Server) checkEdge(keys *auth.Keys) error {
+	cfg := s.cfg
+	addrs := []struct{ flag, addr string }{
+		{"--listen", cfg.Listen}, {"--http-listen", cfg.HTTPListen}, {"--metrics-listen", cfg.MetricsListen},
+	}
+	if cfg.TLS.Enabled() {
+		src, err := certs.Load(cfg.TLS, s.log)
+		if err != nil {
+			return err
+		}
+		s.certs = src
+	} else if cfg.TLS.ClientCA != "" {
+		return fmt.Errorf("--tls-client-ca needs --tls-cert and --tls-key")
+	}
+	for _, a := range addrs {
+		if a.addr == "" {
+			continue
+		}
+		if a.flag != "--metrics-listen" {
+			if err := keys.CheckListen(a.addr); err != nil {
+				return err
+			}
+		}
+		if s.certs != nil || cfg.AllowPlaintext {
+			continue
+		}
+		if ok, err := auth.Loopback(a.addr); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("%s %s is not a loopback address and slotd has no TLS certificate: "+
+				"set --tls-cert and --tls-key, or --allow-plaintext when TLS ends in front of slotd", a.flag, a.addr)
+		}
+	}
+	return nil
+}
