@@ -108,16 +108,7 @@ func parseCount(s string) (int, error) {
 			prevTens = false
 			continue
 		}
-		w, ok := countWords[f]
-		if !ok {
-			if a, b, cut := strings.Cut(f, "-"); cut {
-				wa, okA := countWords[a]
-				wb, okB := countWords[b]
-				if okA && okB && wa >= 20 && wa%10 == 0 && wb < 10 {
-					w, ok = wa+wb, true
-				}
-			}
-		}
+		w, ok := countWord(f)
 		if !ok {
 			prevTens = false
 			continue // "people", "человека", "table for": the number is what counts
@@ -143,6 +134,29 @@ func parseCount(s string) (int, error) {
 		return 0, refuse("count.not_count")
 	}
 	return n, nil
+}
+
+// countWord reads one written number: "two", "двое", "twenty-one".
+func countWord(f string) (int, bool) {
+	if n, ok := countWords[f]; ok {
+		return n, true
+	}
+	a, b, cut := strings.Cut(f, "-")
+	if !cut {
+		return 0, false
+	}
+	tens, okA := countWords[a]
+	units, okB := countWords[b]
+	if okA && okB && tensAndUnits(tens, units) {
+		return tens + units, true
+	}
+	return 0, false
+}
+
+// tensAndUnits says whether two number words make one: "twenty" and "one",
+// "двадцать" and "пять".
+func tensAndUnits(tens, units int) bool {
+	return tens >= 20 && tens < 100 && tens%10 == 0 && units < 10
 }
 
 func leadingDigits(s string) (string, string) {

@@ -24,6 +24,12 @@ import (
 //     current year; for a past-only date (x-slotd.date_range: past) the last
 //     such day on or before today, for a future-only one the first on or
 //     after today;
+//   - "in N days", "через N дней", "N днів тому" and the same in weeks
+//     count from today, up to maxRelativeDays either way;
+//   - a time of day with a day ("today at 17:30", "сегодня вечером",
+//     "сьогодні о 5", "later today") only says which day; the slot keeps
+//     the date, and "tonight" or "this evening" said after midnight is the
+//     day that has just begun, as "today" is;
 //   - an impossible date ("31.02") is refused, never rolled over; an
 //     American month-first date ("08/22/2026") is not guessed.
 
@@ -32,7 +38,7 @@ var relativeDays = map[string]int{
 	"сегодня": 0, "вчера": -1, "позавчера": -2, "завтра": 1, "послезавтра": 2,
 	"сьогодні": 0, "вчора": -1, "позавчора": -2, "післязавтра": 2, "позаучора": -2,
 	"today": 0, "yesterday": -1, "tomorrow": 1, "the day before yesterday": -2, "the day after tomorrow": 2,
-	"day before yesterday": -2, "day after tomorrow": 2, "tonight": 0, "this morning": 0, "this evening": 0,
+	"day before yesterday": -2, "day after tomorrow": 2, "tonight": 0, "this morning": 0, "this afternoon": 0, "this evening": 0,
 	"yesterday morning": -1, "yesterday evening": -1, "yesterday afternoon": -1, "last night": -1,
 	"сегодня утром": 0, "вчера вечером": -1, "вчера утром": -1, "вчера днем": -1, "вчора ввечері": -1, "вчора вранці": -1,
 }
@@ -46,6 +52,13 @@ var (
 const (
 	rangePast   = "past"
 	rangeFuture = "future"
+
+	// maxRelativeDays bounds "in N days" and "N weeks ago" to a leap year:
+	// further out, a count of days is more likely a slip than a plan.
+	maxRelativeDays = 366
+	// maxDateWords bounds the words of a date with a time of day, which
+	// parseDayAtTime splits at every word; no real date takes more.
+	maxDateWords = 12
 )
 
 func normalizeDate(v any, p *Property, env Env) (any, error) {
@@ -77,8 +90,24 @@ func dateKey(s string) string {
 	return strings.Trim(s, " .!?,;:\"«»")
 }
 
+// parseDate reads a date, or a date with a time of day that only says
+// which day it is ("today at 17:30", "later today").
 func parseDate(s string, today time.Time, rng string) (time.Time, error) {
 	key := dateKey(s)
+	d, err := parseDay(key, today, rng)
+	if !isNotDate(err) {
+		return d, err
+	}
+	return parseDayAtTime(key, today, rng)
+}
+
+func isNotDate(err error) bool {
+	u, ok := err.(*unfit)
+	return ok && u.key == "date.not_date"
+}
+
+// parseDay reads a date written on its own.
+func parseDay(key string, today time.Time, rng string) (time.Time, error) {
 	if d, ok := relativeDays[key]; ok {
 		return today.AddDate(0, 0, d), nil
 	}
@@ -104,11 +133,85 @@ func parseDate(s string, today time.Time, rng string) (time.Time, error) {
 	return parseDateWords(key, today, rng)
 }
 
+// parseDayAtTime reads a date with a time of day before or after it:
+// "today at 17:30", "сегодня вечером", "сьогодні о 5", "later today",
+// "at 5 pm tomorrow". The time must read as one, but only the day is kept;
+// "later" and "earlier" are said of today only.
+func parseDayAtTime(key string, today time.Time, rng string) (time.Time, error) {
+	fields := dateFields(key)
+	if len(fields) > maxDateWords {
+		return time.Time{}, refuse("date.not_date")
+	}
+	for i := 1; i < len(fields); i++ {
+		for _, split := range [2][2][]string{{fields[:i], fields[i:]}, {fields[i:], fields[:i]}} {
+			day, clock := split[0], split[1]
+			later, ok := timeOfDay(clock)
+			if !ok {
+				continue
+			}
+			d, err := parseDay(strings.Join(day, " "), today, rng)
+			if isNotDate(err) || (err == nil && later && !d.Equal(today)) {
+				continue
+			}
+			return d, err
+		}
+	}
+	return time.Time{}, refuse("date.not_date")
+}
+
+// laterWords place a moment later or earlier today.
+var laterWords = map[string]bool{"later": true, "earlier": true, "позже": true, "попозже": true, "пізніше": true}
+
+// clockLeads are the prepositions before a clock time ("at 5", "в 5", "о
+// 5"); a bare number after a date is not taken for an hour.
+var clockLeads = map[string]bool{
+	"at": true, "around": true, "about": true, "в": true, "во": true, "о": true, "об": true, "около": true, "близько": true,
+}
+
+// timeOfDay reports whether words name a time of day, and whether they
+// say "later" or "earlier". A clock time counts when a preposition leads
+// it, a part of the day goes with it or it is written with a colon or
+// am/pm ("at 5", "5 вечера", "17:30", "5pm"); parts of the day count alone
+// ("вечером", "in the evening", "later"). "дня" is no part of the day
+// here: "2 дня" are as likely two days.
+func timeOfDay(fields []string) (later, ok bool) {
+	s := spaceAMPM(strings.Join(fields, " "))
+	if _, fixed := fixedTimes[s]; fixed {
+		return false, true
+	}
+	words := strings.Fields(s)
+	if len(words) == 0 {
+		return false, false
+	}
+	lead, part, clock := clockLeads[words[0]], false, false
+	for _, f := range words {
+		switch {
+		case laterWords[f]:
+			later, part = true, true
+		case dayParts[f] != 0 && f != "дня":
+			part = true
+		case timeFillers[f]:
+		default:
+			clock = true
+			lead = lead || strings.Contains(f, ":")
+		}
+	}
+	if !clock || later {
+		return later, part && !clock // "вечером", "in the evening", "later"
+	}
+	if !lead && !part {
+		return false, false // "сегодня 5": five what?
+	}
+	_, err := clockOf(s)
+	return false, err == nil
+}
+
 // dateToken is one word of a written date, by kind.
 type dateToken struct {
-	kind   byte // D day number, Y year, M month, W weekday, n next, l last, t this, w week, m month word, d day word, a ago, i in, c count word
-	n      int
-	suffix bool // a day number written as an ordinal: 3rd, 10-го
+	kind    byte // D day number, Y year, M month, W weekday, n next, l last, t this, w week, m month word, d day word, a ago, i in, c count word
+	n       int
+	suffix  bool // a day number written as an ordinal: 3rd, 10-го
+	article bool // "a", "an": a count of one, or the lead of "a couple"
 }
 
 var dateFillers = map[string]bool{
@@ -193,15 +296,38 @@ func monthOf(tok string) (int, bool) {
 	return 0, false
 }
 
+// parseDateWords reads a date written in words, such as "next Friday",
+// "15 декабря" or "через два дня".
 func parseDateWords(key string, today time.Time, rng string) (time.Time, error) {
+	toks, marker, ok := dateTokens(dateFields(key))
+	if !ok {
+		return time.Time{}, refuse("date.not_date")
+	}
+	if d, ok, err := relativeCount(toks, today); ok {
+		return d, err
+	}
+	return resolveDate(toks, marker, today, rng)
+}
+
+// dateFields are the words of a key without the marks a sentence leaves
+// around each.
+func dateFields(key string) []string {
 	fields := strings.FieldsFunc(key, func(r rune) bool { return r == ' ' || r == ',' })
-	toks := make([]dateToken, 0, len(fields))
-	marker := false
+	out := fields[:0]
 	for _, f := range fields {
-		f = strings.Trim(f, ".!?;:")
-		if f == "" {
-			continue
+		if f = strings.Trim(f, ".!?;:"); f != "" {
+			out = append(out, f)
 		}
+	}
+	return out
+}
+
+// dateTokens reads the words of a written date; ok is false at a word that
+// belongs to none. marker says that a bare number is a day of month ("the
+// 10", "10 числа").
+func dateTokens(fields []string) (toks []dateToken, marker, ok bool) {
+	toks = make([]dateToken, 0, len(fields))
+	for _, f := range fields {
 		if dateFillers[f] {
 			marker = marker || f == "the"
 			continue
@@ -210,40 +336,110 @@ func parseDateWords(key string, today time.Time, rng string) (time.Time, error) 
 			marker = true
 			continue
 		}
-		if m := dayTok.FindStringSubmatch(f); m != nil {
-			toks = append(toks, dateToken{kind: 'D', n: atoi(m[1]), suffix: m[2] != ""})
+		t, ok := dateWord(f)
+		if !ok {
+			return nil, false, false
+		}
+		if n := len(toks); n > 0 && joinCount(&toks[n-1], t) {
 			continue
 		}
-		if len(f) == 4 && allDigits(f) {
-			toks = append(toks, dateToken{kind: 'Y', n: atoi(f)})
-			continue
-		}
-		if wd, ok := weekdays[f]; ok {
-			toks = append(toks, dateToken{kind: 'W', n: wd})
-			continue
-		}
-		if k, ok := modifiers[f]; ok {
-			toks = append(toks, dateToken{kind: k})
-			continue
-		}
-		if k, ok := periodWords[f]; ok {
-			toks = append(toks, dateToken{kind: k})
-			continue
-		}
-		if m, ok := monthOf(f); ok {
-			toks = append(toks, dateToken{kind: 'M', n: m})
-			continue
-		}
-		if n, ok := countWords[f]; ok {
-			toks = append(toks, dateToken{kind: 'c', n: n})
-			continue
-		}
-		return time.Time{}, refuse("date.not_date")
+		toks = append(toks, t)
 	}
+	return toks, marker, true
+}
+
+// dateWord is one word of a written date.
+func dateWord(f string) (dateToken, bool) {
+	if m := dayTok.FindStringSubmatch(f); m != nil {
+		return dateToken{kind: 'D', n: atoi(m[1]), suffix: m[2] != ""}, true
+	}
+	if allDigits(f) && len(f) == 4 {
+		return dateToken{kind: 'Y', n: atoi(f)}, true
+	}
+	if allDigits(f) && len(f) == 3 {
+		return dateToken{kind: 'c', n: atoi(f)}, true // only a count: "через 100 дней"
+	}
+	if wd, ok := weekdays[f]; ok {
+		return dateToken{kind: 'W', n: wd}, true
+	}
+	if k, ok := modifiers[f]; ok {
+		return dateToken{kind: k}, true
+	}
+	if k, ok := periodWords[f]; ok {
+		return dateToken{kind: k}, true
+	}
+	if m, ok := monthOf(f); ok {
+		return dateToken{kind: 'M', n: m}, true
+	}
+	if n, ok := countWord(f); ok {
+		return dateToken{kind: 'c', n: n, article: f == "a" || f == "an"}, true
+	}
+	return dateToken{}, false
+}
+
+// joinCount folds a number word into the count before it, as parseCount
+// does: "twenty one", and "a couple" where the article only leads in.
+func joinCount(prev *dateToken, t dateToken) bool {
+	if prev.kind != 'c' || t.kind != 'c' || t.article {
+		return false
+	}
+	switch {
+	case prev.article:
+		*prev = t
+	case tensAndUnits(prev.n, t.n):
+		prev.n += t.n
+	default:
+		return false
+	}
+	return true
+}
+
+// relativeCount resolves a count of days or weeks from today: "3 дня
+// назад", "in two weeks", "через неделю". ok is false for any other date.
+func relativeCount(toks []dateToken, today time.Time) (time.Time, bool, error) {
+	sig := []byte(signature(toks))
+	for i, k := range sig {
+		if k == 'D' || k == 'Y' {
+			sig[i] = 'c' // a number, "3rd" and "1000" too, counts here
+		}
+	}
+	dir, unit := 0, 0
+	switch string(sig) {
+	case "cda", "da":
+		dir, unit = -1, 1
+	case "cwa", "wa":
+		dir, unit = -1, 7
+	case "icd", "id":
+		dir, unit = 1, 1
+	case "icw", "iw":
+		dir, unit = 1, 7
+	default:
+		return time.Time{}, false, nil
+	}
+	n := 1 // "через неделю", "a day ago"
+	for _, t := range toks {
+		if t.kind == 'D' || t.kind == 'Y' || t.kind == 'c' {
+			n = t.n
+		}
+	}
+	if n*unit > maxRelativeDays {
+		return time.Time{}, true, refuse("date.too_far", maxRelativeDays)
+	}
+	return today.AddDate(0, 0, dir*n*unit), true, nil
+}
+
+func signature(toks []dateToken) string {
 	sig := make([]byte, len(toks))
 	for i, t := range toks {
 		sig[i] = t.kind
 	}
+	return string(sig)
+}
+
+// resolveDate resolves the tokens of a day named by its weekday, day of
+// month or month.
+func resolveDate(toks []dateToken, marker bool, today time.Time, rng string) (time.Time, error) {
+	sig := signature(toks)
 	num := func(k byte) int {
 		for _, t := range toks {
 			if t.kind == k {
@@ -252,29 +448,13 @@ func parseDateWords(key string, today time.Time, rng string) (time.Time, error) 
 		}
 		return 0
 	}
-	count := func() int {
-		for _, t := range toks {
-			if t.kind == 'D' || t.kind == 'c' {
-				return t.n
-			}
-		}
-		return 1
-	}
-	switch string(sig) {
+	switch sig {
 	case "DM", "MD":
 		return dayMonth(num('D'), num('M'), today, rng)
 	case "DMY", "MDY":
 		return makeDate(num('Y'), num('M'), num('D'))
 	case "Dnm", "Dtm", "Dlm", "nmD", "tmD", "lmD":
-		month := today.Month()
-		switch {
-		case strings.IndexByte(string(sig), 'n') >= 0:
-			month++
-		case strings.IndexByte(string(sig), 'l') >= 0:
-			month--
-		}
-		first := time.Date(today.Year(), month, 1, 0, 0, 0, 0, time.UTC)
-		return makeDate(first.Year(), int(first.Month()), num('D'))
+		return dayOfMonthAway(today, num('D'), strings.IndexByte(sig, 'n') >= 0, strings.IndexByte(sig, 'l') >= 0)
 	case "D":
 		if !toks[0].suffix && !marker {
 			return time.Time{}, refuse("date.not_date")
@@ -292,16 +472,21 @@ func parseDateWords(key string, today time.Time, rng string) (time.Time, error) 
 		return inWeek(today, num('W'), 1), nil
 	case "Wlw", "lwW":
 		return inWeek(today, num('W'), -1), nil
-	case "Dda", "cda", "da":
-		return today.AddDate(0, 0, -count()), nil
-	case "Dwa", "cwa", "wa":
-		return today.AddDate(0, 0, -7*count()), nil
-	case "iDd", "icd", "id":
-		return today.AddDate(0, 0, count()), nil
-	case "iDw", "icw", "iw":
-		return today.AddDate(0, 0, 7*count()), nil
 	}
 	return time.Time{}, refuse("date.not_date")
+}
+
+// dayOfMonthAway is a day of this month, of the next or of the last.
+func dayOfMonthAway(today time.Time, day int, next, last bool) (time.Time, error) {
+	month := today.Month()
+	switch {
+	case next:
+		month++
+	case last:
+		month--
+	}
+	first := time.Date(today.Year(), month, 1, 0, 0, 0, 0, time.UTC)
+	return makeDate(first.Year(), int(first.Month()), day)
 }
 
 // weekday resolves a bare weekday: the nearest one on or after today, or on

@@ -52,7 +52,8 @@ var (
 
 func FuzzNormalizeDate(f *testing.F) {
 	fuzzSlot(f, "day", []string{"вчера", "next Friday", "the 3rd of next month", "15 декабря", "15.12", "31.02", "2026-12-15T10:00Z",
-		"наступної п'ятниці", "10-го", "через 2 дня", "Dec 15th", "99.99.9999", "0000-00-00"}, func(t *testing.T, v any) {
+		"наступної п'ятниці", "10-го", "через 2 дня", "Dec 15th", "99.99.9999", "0000-00-00", "today at 17:30", "сегодня вечером",
+		"сьогодні о п’ятій", "later today", "через 367 дней", "two days ago", "today at the bank"}, func(t *testing.T, v any) {
 		if s, _ := v.(string); !isoDay.MatchString(s) {
 			t.Fatalf("date %#v is not YYYY-MM-DD", v)
 		}

@@ -148,6 +148,13 @@ func TestNormalizeDateNearMidnight(t *testing.T) {
 		{"вчера", time.UTC, "2026-08-22"},
 		{"сьогодні", kyiv, "2026-08-24"}, // 00:30 in Kyiv too (UTC+3 in summer)
 		{"22.08", moscow, "2026-08-22"},
+		// "tonight" and "this evening" just after midnight are the day that
+		// has begun, as "today" is; relative counts start from it too.
+		{"tonight", moscow, "2026-08-24"},
+		{"сегодня вечером", moscow, "2026-08-24"},
+		{"today at 17:30", time.UTC, "2026-08-23"},
+		{"два дня назад", moscow, "2026-08-22"},
+		{"два дні тому", time.UTC, "2026-08-21"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw+"@"+tt.loc.String(), func(t *testing.T) {

@@ -146,6 +146,127 @@ func TestNormalizerDate(t *testing.T) {
 	})
 }
 
+// TestNormalizerRelativeDate is the relative days people and models write,
+// as they write them, on Monday 24 August 2026 at noon in Moscow.
+func TestNormalizerRelativeDate(t *testing.T) {
+	t.Parallel()
+	const form = "YYYY-MM-DD"
+	runDirty(t, kitchen(t), monday(t, "en"), []dirty{
+		// en: a time of day only says which day.
+		{slot: "day", raw: "later today", want: "2026-08-24"},
+		{slot: "day", raw: "Later today.", want: "2026-08-24"},
+		{slot: "day", raw: "This evening", want: "2026-08-24"},
+		{slot: "day", raw: "tonight!", want: "2026-08-24"},
+		{slot: "day", raw: "later tonight", want: "2026-08-24"},
+		{slot: "day", raw: "today at 5", want: "2026-08-24"},
+		{slot: "day", raw: "Today at 17:30", want: "2026-08-24"},
+		{slot: "day", raw: "today, at 5 p.m.", want: "2026-08-24"},
+		{slot: "day", raw: "today at 5pm", want: "2026-08-24"},
+		{slot: "day", raw: "today 17:30", want: "2026-08-24"},
+		{slot: "day", raw: "today in the evening", want: "2026-08-24"},
+		{slot: "day", raw: "at noon today", want: "2026-08-24"},
+		{slot: "day", raw: "this afternoon", want: "2026-08-24"},
+		{slot: "day", raw: "This morning", want: "2026-08-24"},
+		{slot: "day", raw: "at 5 pm tomorrow", want: "2026-08-25"},
+		{slot: "day", raw: "next Friday at 10:00", want: "2026-08-28"},
+		{slot: "day", raw: "2026-12-15 at 10:00", want: "2026-12-15"},
+		// en: counts of days and weeks.
+		{slot: "day", raw: "in two days", want: "2026-08-26"},
+		{slot: "day", raw: "In 2 days", want: "2026-08-26"},
+		{slot: "day", raw: "in three  days", want: "2026-08-27"},
+		{slot: "day", raw: "in 2 days in the evening", want: "2026-08-26"},
+		{slot: "day", raw: "the day after tomorrow", want: "2026-08-26"},
+		{slot: "day", raw: "Day after tomorrow", want: "2026-08-26"},
+		{slot: "day", raw: "in a week", want: "2026-08-31"},
+		{slot: "day", raw: "two days ago", want: "2026-08-22"},
+		{slot: "day", raw: "3 days ago.", want: "2026-08-21"},
+		{slot: "day", raw: "twenty-one days ago", want: "2026-08-03"},
+		{slot: "day", raw: "twenty one days ago", want: "2026-08-03"},
+		{slot: "day", raw: "a couple of days ago", want: "2026-08-22"},
+		// ru
+		{slot: "day", raw: "сегодня вечером", want: "2026-08-24"},
+		{slot: "day", raw: "Сегодня Вечером", want: "2026-08-24"},
+		{slot: "day", raw: "сегодня днём", want: "2026-08-24"},
+		{slot: "day", raw: "сегодня днем", want: "2026-08-24"},
+		{slot: "day", raw: "сегодня утром", want: "2026-08-24"},
+		{slot: "day", raw: "сегодня ночью", want: "2026-08-24"},
+		{slot: "day", raw: "сегодня в 5", want: "2026-08-24"},
+		{slot: "day", raw: "сегодня, в 17:30", want: "2026-08-24"},
+		{slot: "day", raw: "Сегодня в 17.30", want: "2026-08-24"},
+		{slot: "day", raw: "сегодня в 2 дня", want: "2026-08-24"},
+		{slot: "day", raw: "в 17:30 сегодня", want: "2026-08-24"},
+		{slot: "day", raw: "позже сегодня", want: "2026-08-24"},
+		{slot: "day", raw: "сегодня попозже", want: "2026-08-24"},
+		{slot: "day", raw: "через два дня", want: "2026-08-26"},
+		{slot: "day", raw: "Через\u00a02\u00a0дня", want: "2026-08-26"},
+		{slot: "day", raw: "через три дня", want: "2026-08-27"},
+		{slot: "day", raw: "через два дня вечером", want: "2026-08-26"},
+		{slot: "day", raw: "через неделю", want: "2026-08-31"},
+		{slot: "day", raw: "послезавтра", want: "2026-08-26"},
+		{slot: "day", raw: "Послезавтра!", want: "2026-08-26"},
+		{slot: "day", raw: "два дня назад", want: "2026-08-22"},
+		{slot: "day", raw: "3 дня назад", want: "2026-08-21"},
+		{slot: "day", raw: "двадцать один день назад", want: "2026-08-03"},
+		{slot: "day", raw: "через 100 дней", want: "2026-12-02"},
+		{slot: "day", raw: "через 366 дней", want: "2027-08-25"},
+		{slot: "day", raw: "в пятницу на следующей неделе в 5", want: "2026-09-04"},
+		// uk, with each apostrophe models use
+		{slot: "day", raw: "сьогодні ввечері", want: "2026-08-24"},
+		{slot: "day", raw: "Сьогодні  вдень", want: "2026-08-24"},
+		{slot: "day", raw: "сьогодні вранці", want: "2026-08-24"},
+		{slot: "day", raw: "сьогодні о 5", want: "2026-08-24"},
+		{slot: "day", raw: "сьогодні о п’ятій", want: "2026-08-24"},
+		{slot: "day", raw: "сьогодні о пʼятій", want: "2026-08-24"},
+		{slot: "day", raw: "пізніше сьогодні", want: "2026-08-24"},
+		{slot: "day", raw: "через два дні", want: "2026-08-26"},
+		{slot: "day", raw: "через 2 дні", want: "2026-08-26"},
+		{slot: "day", raw: "через три дні", want: "2026-08-27"},
+		{slot: "day", raw: "через тиждень", want: "2026-08-31"},
+		{slot: "day", raw: "Післязавтра", want: "2026-08-26"},
+		{slot: "day", raw: "два дні тому", want: "2026-08-22"},
+		{slot: "day", raw: "3 дні тому", want: "2026-08-21"},
+		{slot: "day", raw: "через п’ять днів", want: "2026-08-29"},
+		{slot: "day", raw: "через дев'ять днів", want: "2026-09-02"},
+		// Phrases that are not one date stay refused.
+		{slot: "day", raw: "today at the bank", msg: "not a date", format: form},
+		{slot: "day", raw: "сегодня в банке", msg: "not a date", format: form},
+		{slot: "day", raw: "today or tomorrow", msg: "not a date", format: form},
+		{slot: "day", raw: "сегодня или завтра", msg: "not a date", format: form},
+		{slot: "day", raw: "сьогодні або завтра", msg: "not a date", format: form},
+		{slot: "day", raw: "через два банана", msg: "not a date", format: form},
+		{slot: "day", raw: "tomorrow 15.12", msg: "not a date", format: form},
+		{slot: "day", raw: "сегодня 5", msg: "not a date", format: form},    // five what?
+		{slot: "day", raw: "завтра 2 дня", msg: "not a date", format: form}, // 14:00 or two days?
+		{slot: "day", raw: "later this week", msg: "not a date", format: form},
+		{slot: "day", raw: "later tomorrow", msg: "not a date", format: form},
+		{slot: "day", raw: "today at 25:00", msg: "not a date", format: form},
+		{slot: "day", raw: "сегодня в 19:00 утра", msg: "not a date", format: form},
+		{slot: "day", raw: "сегодня в", msg: "not a date", format: form},
+		{slot: "day", raw: "вечером", msg: "not a date", format: form},
+		{slot: "day", raw: "в 5", msg: "not a date", format: form},
+		{slot: "day", raw: "2 days", msg: "not a date", format: form},
+		{slot: "day", raw: "in 2", msg: "not a date", format: form},
+		{slot: "day", raw: "one two days ago", msg: "not a date", format: form},
+		{slot: "day", raw: "31.02 at 5", msg: "no such date", format: form},
+		// Counts are bounded.
+		{slot: "day", raw: "через 367 дней", msg: "more than 366 days", format: form},
+		{slot: "day", raw: "in 53 weeks", msg: "more than 366 days", format: form},
+		{slot: "day", raw: "1000 days ago", msg: "more than 366 days", format: form},
+	})
+}
+
+// TestNormalizerDateTooFarWording: the bound is said in the turn's language.
+func TestNormalizerDateTooFarWording(t *testing.T) {
+	t.Parallel()
+	c := kitchen(t)
+	for locale, want := range map[string]string{"ru": "больше 366 дней", "uk": "більше 366 днів", "en": "more than 366 days"} {
+		_, fe := c.Normalize("day", "через 400 дней", monday(t, locale))
+		if fe == nil || !strings.Contains(fe.Message, want) {
+			t.Errorf("через 400 дней in %s: refusal %+v, want a message containing %q", locale, fe, want)
+		}
+	}
+}
+
 func TestNormalizerDateRange(t *testing.T) {
 	t.Parallel()
 	runDirty(t, kitchen(t), monday(t, "en"), []dirty{
@@ -165,6 +286,20 @@ func TestNormalizerDateRange(t *testing.T) {
 		{slot: "future_day", raw: "the 10th", want: "2026-09-10"},
 		{slot: "future_day", raw: "вчера", msg: "in the past"},
 		{slot: "future_day", raw: "2026-08-01", msg: "in the past"},
+		// Relative days are checked, never moved to the allowed side.
+		{slot: "past_day", raw: "через два дня", msg: "the date is in the future; a date on or before 2026-08-24", format: "YYYY-MM-DD"},
+		{slot: "past_day", raw: "in 2 days", msg: "in the future"},
+		{slot: "past_day", raw: "Послезавтра", msg: "in the future"},
+		{slot: "past_day", raw: "через тиждень", msg: "in the future"},
+		{slot: "past_day", raw: "два дні тому", want: "2026-08-22"},
+		{slot: "past_day", raw: "tonight", want: "2026-08-24"},
+		{slot: "past_day", raw: "сегодня в 17:30", want: "2026-08-24"}, // later than noon, still today
+		{slot: "past_day", raw: "earlier today", want: "2026-08-24"},
+		{slot: "future_day", raw: "два дня назад", msg: "the date is in the past; a date on or after 2026-08-24", format: "YYYY-MM-DD"},
+		{slot: "future_day", raw: "3 days ago", msg: "in the past"},
+		{slot: "future_day", raw: "через тиждень", want: "2026-08-31"},
+		{slot: "future_day", raw: "later today", want: "2026-08-24"},
+		{slot: "future_day", raw: "сегодня утром", want: "2026-08-24"}, // the morning has passed at noon, the day has not
 	})
 }
 

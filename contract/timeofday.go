@@ -78,17 +78,29 @@ func normalizeTime(v any, _ *Property, _ Env) (any, error) {
 	if !ok {
 		return nil, refuse("time.not_text")
 	}
-	key := dateKey(s)
-	if t, ok := fixedTimes[key]; ok {
-		return t, nil
-	}
-	key = ampmDots.ReplaceAllString(key, "${1}m")
-	key = ampmGlue.ReplaceAllString(key, "$1 $2")
-	h, m, err := parseTime(key)
+	t, err := clockOf(dateKey(s))
 	if err != nil {
 		return nil, err
 	}
+	return t, nil
+}
+
+// clockOf reads a time of day from a key dateKey made, as "HH:MM".
+func clockOf(key string) (string, error) {
+	if t, ok := fixedTimes[key]; ok {
+		return t, nil
+	}
+	h, m, err := parseTime(spaceAMPM(key))
+	if err != nil {
+		return "", err
+	}
 	return fmt.Sprintf("%02d:%02d", h, m), nil
+}
+
+// spaceAMPM writes "p.m." and "6pm" as "pm" and "6 pm".
+func spaceAMPM(key string) string {
+	key = ampmDots.ReplaceAllString(key, "${1}m")
+	return ampmGlue.ReplaceAllString(key, "$1 $2")
 }
 
 type timeToken struct {
