@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotd/slotd/integration/script"
+	"github.com/slotd/slotd/script"
+	"github.com/slotd/slotd/script/scripttest"
 )
 
 // The scenarios slotd must always pass; each is a script in scripts/.
@@ -49,5 +50,5 @@ func TestScripts(t *testing.T) {
 	}
 
 	inst, _ := newPostgresServer(t)
-	script.Test(t, inst.conn, &script.Runner{Timeout: 30 * time.Second}, "scripts")
+	scripttest.Run(t, inst.conn, &script.Runner{Timeout: 30 * time.Second}, "scripts")
 }

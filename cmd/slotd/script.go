@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/slotd/slotd/integration/script"
+	"github.com/slotd/slotd/script"
 	"github.com/slotd/slotd/server"
 )
 

@@ -25,7 +25,7 @@ import (
 // Postgres (integration/scripts_test.go plays the shipped scripts on it).
 func realServer(t *testing.T) *grpc.ClientConn {
 	t.Helper()
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Contracts: "../../contracts", Store: "memory", TrustClientClock: true},
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Contracts: "../contracts", Store: "memory", TrustClientClock: true},
 		slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	if err != nil {
 		t.Fatalf("server.New: %v", err)

@@ -1,12 +1,17 @@
-package script
+// Package scripttest plays conversation scripts as Go tests: each script a
+// subtest that fails with the runner's report. It lives apart from package
+// script so that programs using the runner do not link package testing.
+package scripttest
 
 import (
 	"testing"
 
 	"google.golang.org/grpc"
+
+	"github.com/slotd/slotd/script"
 )
 
-// Test plays every script at paths (files or folders) against conn, each as
+// Run plays every script at paths (files or folders) against conn, each as
 // a parallel subtest of t named after the script; a script that fails
 // fails its subtest with the runner's report, and a malformed file fails t
 // with its file, line and field. r may be nil for a default Runner; its
@@ -14,18 +19,18 @@ import (
 //
 //	func TestScripts(t *testing.T) {
 //		conn, _ := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-//		script.Test(t, conn, nil, "testdata/scripts")
+//		scripttest.Run(t, conn, nil, "testdata/scripts")
 //	}
-func Test(t *testing.T, conn grpc.ClientConnInterface, r *Runner, paths ...string) {
+func Run(t *testing.T, conn grpc.ClientConnInterface, r *script.Runner, paths ...string) {
 	t.Helper()
-	runner := Runner{}
+	runner := script.Runner{}
 	if r != nil {
 		runner = *r
 	}
 	runner.Conn = conn
 	runner.Record = false
-	scripts, err := Load(paths...)
-	for _, e := range flatten(err) {
+	scripts, err := script.Load(paths...)
+	for _, e := range script.NewReport(nil, err, 0).Broken {
 		t.Errorf("malformed script: %v", e)
 	}
 	if len(scripts) == 0 && err == nil {

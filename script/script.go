@@ -1,8 +1,8 @@
 // Package script owns conversation scripts: YAML files that drive one slotd
 // conversation turn by turn and say what each response must hold. A Runner
 // plays them over a gRPC connection and reports, per step and per field,
-// what was expected and what came; `slotd script run` and Go tests (Test)
-// both use it. docs/scripts.md describes the format.
+// what was expected and what came; `slotd script run` and Go tests (package
+// scripttest) both use it. docs/scripts.md describes the format.
 package script
 
 import (

@@ -18,7 +18,7 @@ import (
 // schema compiles docs/script.schema.json, the schema editors use.
 func schema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	f, err := os.Open("../../docs/script.schema.json")
+	f, err := os.Open("../docs/script.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestSchemaAgreesWithParser(t *testing.T) {
 	t.Parallel()
 	sch := schema(t)
 	good := map[string][]byte{}
-	files, _ := filepath.Glob("../scripts/*.yaml")
+	files, _ := filepath.Glob("../integration/scripts/*.yaml")
 	if len(files) == 0 {
 		t.Fatal("no scripts in integration/scripts")
 	}
@@ -84,7 +84,7 @@ func TestSchemaAgreesWithParser(t *testing.T) {
 		}
 		good[f] = b
 	}
-	docs, err := os.ReadFile("../../docs/scripts.md")
+	docs, err := os.ReadFile("../docs/scripts.md")
 	if err != nil {
 		t.Fatal(err)
 	}
