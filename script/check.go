@@ -22,77 +22,77 @@ func (e *expect) check(o *observed, seen map[int]*observed) []Mismatch {
 		out = append(out, Mismatch{Field: field, Pos: pos, Want: want, Got: got})
 	}
 
-	if e.err != nil {
+	if e.Error != nil {
 		switch {
 		case o.err == nil:
-			miss("error", e.err.pos, e.err.v.String(), "a response ("+o.describe()+")")
-		case o.err.Code() != e.err.v:
-			miss("error", e.err.pos, e.err.v.String(), o.err.Code().String()+": "+o.err.Message())
+			miss("error", e.Error.pos, e.Error.v.String(), "a response ("+o.describe()+")")
+		case o.err.Code() != e.Error.v:
+			miss("error", e.Error.pos, e.Error.v.String(), o.err.Code().String()+": "+o.err.Message())
 		}
 	}
 	if o.err != nil {
 		// A failed call that was not expected is the step's error, reported
 		// once; one that was can be checked for its problem only.
-		if e.err != nil && e.problem != nil {
-			out = append(out, checkProblem(e.problem, o.problem)...)
+		if e.Error != nil && e.Problem != nil {
+			out = append(out, checkProblem(e.Problem, o.problem)...)
 		}
 		return out
 	}
 
-	if e.action != nil && o.action != e.action.v {
-		miss("action", e.action.pos, short(e.action.v), short(o.action))
+	if e.Action != nil && o.action != e.Action.v {
+		miss("action", e.Action.pos, short(e.Action.v), short(o.action))
 	}
-	if e.ask != nil {
-		if e.action == nil && o.action != slotdv1.Action_ACTION_ASK {
-			miss("action (ask implies ASK)", e.ask.pos, "ASK", short(o.action))
+	if e.Ask != nil {
+		if e.Action == nil && o.action != slotdv1.Action_ACTION_ASK {
+			miss("action (ask implies ASK)", e.Ask.pos, "ASK", short(o.action))
 		}
-		if got := o.question.GetSlot(); got != e.ask.v {
-			miss("ask", e.ask.pos, quote(e.ask.v), orNothing(quote(got), "no question about a slot"))
+		if got := o.question.GetSlot(); got != e.Ask.v {
+			miss("ask", e.Ask.pos, quote(e.Ask.v), orNothing(quote(got), "no question about a slot"))
 		}
 	}
-	if e.questionContains != nil {
+	if e.QuestionContains != nil {
 		text := o.question.GetText()
-		for _, s := range e.questionContains.v {
+		for _, s := range e.QuestionContains.v {
 			if !strings.Contains(text, s) {
-				miss("question_contains", e.questionContains.pos, "text containing "+quote(s), orNothing(quote(text), "no question"))
+				miss("question_contains", e.QuestionContains.pos, "text containing "+quote(s), orNothing(quote(text), "no question"))
 			}
 		}
 	}
-	if e.allowed != nil {
-		checkList(&out, "allowed", e.allowed, o.question.GetAllowedValues())
+	if e.Allowed != nil {
+		checkList(&out, "allowed", e.Allowed, o.question.GetAllowedValues())
 	}
-	if e.slots != nil {
-		out = append(out, checkMap("slots", e.slots, o.session.GetSlots())...)
+	if e.Slots != nil {
+		out = append(out, checkMap("slots", &e.Slots.mapWant, o.session.GetSlots())...)
 	}
-	if e.missing != nil {
-		checkList(&out, "missing", e.missing, o.session.GetMissing())
+	if e.Missing != nil {
+		checkList(&out, "missing", e.Missing, o.session.GetMissing())
 	}
-	if e.changes != nil {
-		out = append(out, checkChanges(e.changes, o.changes)...)
+	if e.Changes != nil {
+		out = append(out, checkChanges(e.Changes, o.changes)...)
 	}
-	if e.arguments != nil {
-		out = append(out, checkMap("arguments", e.arguments, o.arguments)...)
+	if e.Arguments != nil {
+		out = append(out, checkMap("arguments", e.Arguments, o.arguments)...)
 	}
-	if e.output != nil {
-		out = append(out, checkMap("output", e.output, o.output)...)
+	if e.Output != nil {
+		out = append(out, checkMap("output", e.Output, o.output)...)
 	}
-	if e.problem != nil {
-		out = append(out, checkProblem(e.problem, o.problem)...)
+	if e.Problem != nil {
+		out = append(out, checkProblem(e.Problem, o.problem)...)
 	}
-	if e.replayed != nil && o.replayed != e.replayed.v {
+	if e.Replayed != nil && o.replayed != e.Replayed.v {
 		want, got := "a replayed response (header slotd-replayed: true)", "a fresh response"
-		if !e.replayed.v {
+		if !e.Replayed.v {
 			want, got = got, want
 		}
-		miss("replayed", e.replayed.pos, want, got)
+		miss("replayed", e.Replayed.pos, want, got)
 	}
-	if e.status != nil && o.session.GetStatus() != e.status.v {
-		miss("status", e.status.pos, short(e.status.v), short(o.session.GetStatus()))
+	if e.Status != nil && o.session.GetStatus() != e.Status.v {
+		miss("status", e.Status.pos, short(e.Status.v), short(o.session.GetStatus()))
 	}
-	if e.version != nil && o.session.GetVersion() != e.version.v {
-		miss("version", e.version.pos, fmt.Sprint(e.version.v), fmt.Sprint(o.session.GetVersion()))
+	if e.Version != nil && o.session.GetVersion() != e.Version.v {
+		miss("version", e.Version.pos, fmt.Sprint(e.Version.v), fmt.Sprint(o.session.GetVersion()))
 	}
-	if k := e.idempotencyKey; k != nil {
+	if k := e.IdempotencyKey; k != nil {
 		switch {
 		case k.present != nil && *k.present && o.key == "":
 			miss("idempotency_key", k.pos, "a key", "none")
@@ -111,11 +111,11 @@ func (e *expect) check(o *observed, seen map[int]*observed) []Mismatch {
 	return out
 }
 
-func checkList(out *[]Mismatch, field string, w *want[[]string], got []string) {
+func checkList(out *[]Mismatch, field string, w *want[texts], got []string) {
 	if slices.Equal(w.v, got) {
 		return
 	}
-	m := Mismatch{Field: field, Pos: w.pos, Want: show(w.v), Got: show(nonNil(got))}
+	m := Mismatch{Field: field, Pos: w.pos, Want: show([]string(w.v)), Got: show(nonNil(got))}
 	var lacking, extra []string
 	for _, s := range w.v {
 		if !slices.Contains(got, s) {
@@ -229,15 +229,15 @@ func checkChanges(w *changesWant, actual []*slotdv1.Change) []Mismatch {
 	var out []Mismatch
 	used := make([]bool, len(actual))
 	for _, item := range w.items {
-		name := "changes[" + item.slot + "]"
+		name := "changes[" + string(item.Slot) + "]"
 		var candidates []int
 		for i, ch := range actual {
-			if !used[i] && ch.Slot == item.slot {
+			if !used[i] && ch.Slot == string(item.Slot) {
 				candidates = append(candidates, i)
 			}
 		}
 		if len(candidates) == 0 {
-			out = append(out, Mismatch{Field: name, Pos: item.pos, Want: "a change of " + item.slot + item.describe(), Got: "none; " + describeChanges(actual)})
+			out = append(out, Mismatch{Field: name, Pos: item.pos, Want: "a change of " + string(item.Slot) + item.describe(), Got: "none; " + describeChanges(actual)})
 			continue
 		}
 		best, bestDiff := candidates[0], item.diff(name, actual[candidates[0]])
@@ -264,14 +264,14 @@ func checkChanges(w *changesWant, actual []*slotdv1.Change) []Mismatch {
 
 func (c *changeWant) describe() string {
 	var parts []string
-	if c.decision != nil {
-		parts = append(parts, short(c.decision.v))
+	if c.Decision != nil {
+		parts = append(parts, short(c.Decision.v))
 	}
-	if c.old != nil {
-		parts = append(parts, "old "+show(c.old.v))
+	if c.Old != nil {
+		parts = append(parts, "old "+show(c.Old.v))
 	}
-	if c.new != nil {
-		parts = append(parts, "new "+show(c.new.v))
+	if c.New != nil {
+		parts = append(parts, "new "+show(c.New.v))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -281,14 +281,14 @@ func (c *changeWant) describe() string {
 
 func (c *changeWant) diff(name string, ch *slotdv1.Change) []Mismatch {
 	var out []Mismatch
-	if c.decision != nil && ch.Decision != c.decision.v {
-		out = append(out, Mismatch{Field: name + ".decision", Pos: c.decision.pos, Want: short(c.decision.v), Got: short(ch.Decision)})
+	if c.Decision != nil && ch.Decision != c.Decision.v {
+		out = append(out, Mismatch{Field: name + ".decision", Pos: c.Decision.pos, Want: short(c.Decision.v), Got: short(ch.Decision)})
 	}
 	for _, side := range []struct {
 		field string
 		w     *want[any]
 		got   *structpb.Value
-	}{{"old", c.old, ch.Old}, {"new", c.new, ch.New}} {
+	}{{"old", c.Old, ch.Old}, {"new", c.New, ch.New}} {
 		if side.w == nil {
 			continue
 		}
@@ -300,8 +300,8 @@ func (c *changeWant) diff(name string, ch *slotdv1.Change) []Mismatch {
 			out = append(out, Mismatch{Field: name + "." + side.field, Pos: side.w.pos, Want: showNull(side.w.v), Got: showNull(g) + typeNote(side.w.v, g)})
 		}
 	}
-	if c.messageContains != nil && !strings.Contains(ch.Message, c.messageContains.v) {
-		out = append(out, Mismatch{Field: name + ".message_contains", Pos: c.messageContains.pos, Want: "text containing " + quote(c.messageContains.v), Got: orNothing(quote(ch.Message), "no message")})
+	if c.MessageContains != nil && !strings.Contains(ch.Message, c.MessageContains.v) {
+		out = append(out, Mismatch{Field: name + ".message_contains", Pos: c.MessageContains.pos, Want: "text containing " + quote(c.MessageContains.v), Got: orNothing(quote(ch.Message), "no message")})
 	}
 	return out
 }
@@ -321,20 +321,20 @@ func checkProblem(w *problemWant, p *slotdv1.Problem) []Mismatch {
 		miss("problem", w.pos, "a problem", "none")
 		return out
 	}
-	if w.typ != nil && p.Type != w.typ.v {
-		miss("problem.type", w.typ.pos, w.typ.v, orNothing(p.Type, "no type"))
+	if w.Type != nil && p.Type != w.Type.v {
+		miss("problem.type", w.Type.pos, w.Type.v, orNothing(p.Type, "no type"))
 	}
-	if w.title != nil && p.Title != w.title.v {
-		miss("problem.title", w.title.pos, quote(w.title.v), quote(p.Title))
+	if w.Title != nil && p.Title != w.Title.v {
+		miss("problem.title", w.Title.pos, quote(w.Title.v), quote(p.Title))
 	}
-	if w.status != nil && p.Status != w.status.v {
-		miss("problem.status", w.status.pos, fmt.Sprint(w.status.v), fmt.Sprint(p.Status))
+	if w.Status != nil && p.Status != w.Status.v {
+		miss("problem.status", w.Status.pos, fmt.Sprint(w.Status.v), fmt.Sprint(p.Status))
 	}
-	if w.detailContains != nil && !strings.Contains(p.Detail, w.detailContains.v) {
-		miss("problem.detail_contains", w.detailContains.pos, "text containing "+quote(w.detailContains.v), orNothing(quote(p.Detail), "no detail"))
+	if w.DetailContains != nil && !strings.Contains(p.Detail, w.DetailContains.v) {
+		miss("problem.detail_contains", w.DetailContains.pos, "text containing "+quote(w.DetailContains.v), orNothing(quote(p.Detail), "no detail"))
 	}
-	if w.retryable != nil && p.Retryable != w.retryable.v {
-		miss("problem.retryable", w.retryable.pos, fmt.Sprint(w.retryable.v), fmt.Sprint(p.Retryable))
+	if w.Retryable != nil && p.Retryable != w.Retryable.v {
+		miss("problem.retryable", w.Retryable.pos, fmt.Sprint(w.Retryable.v), fmt.Sprint(p.Retryable))
 	}
 	byPointer := map[string]*slotdv1.FieldError{}
 	var pointers []string
@@ -345,31 +345,31 @@ func checkProblem(w *problemWant, p *slotdv1.Problem) []Mismatch {
 		pointers = append(pointers, fe.Pointer)
 	}
 	atPointers := "errors at " + show(nonNil(pointers))
-	if w.pointers != nil {
-		for _, ptr := range w.pointers.v {
+	if w.Pointer != nil {
+		for _, ptr := range w.Pointer.v {
 			if byPointer[ptr] == nil {
-				miss("problem.pointer", w.pointers.pos, "an error at "+ptr, atPointers)
+				miss("problem.pointer", w.Pointer.pos, "an error at "+ptr, atPointers)
 			}
 		}
 	}
-	for _, fw := range w.errors {
-		name := "problem.errors[" + fw.pointer + "]"
-		fe := byPointer[fw.pointer]
+	for _, fw := range w.Errors {
+		name := "problem.errors[" + string(fw.Pointer) + "]"
+		fe := byPointer[string(fw.Pointer)]
 		if fe == nil {
-			miss(name, fw.pos, "an error at "+fw.pointer, atPointers)
+			miss(name, fw.pos, "an error at "+string(fw.Pointer), atPointers)
 			continue
 		}
-		if fw.input != nil && fe.Input != fw.input.v {
-			miss(name+".input", fw.input.pos, quote(fw.input.v), quote(fe.Input))
+		if fw.Input != nil && fe.Input != fw.Input.v {
+			miss(name+".input", fw.Input.pos, quote(fw.Input.v), quote(fe.Input))
 		}
-		if fw.inputContains != nil && !strings.Contains(fe.Input, fw.inputContains.v) {
-			miss(name+".input_contains", fw.inputContains.pos, "text containing "+quote(fw.inputContains.v), quote(fe.Input))
+		if fw.InputContains != nil && !strings.Contains(fe.Input, fw.InputContains.v) {
+			miss(name+".input_contains", fw.InputContains.pos, "text containing "+quote(fw.InputContains.v), quote(fe.Input))
 		}
-		if fw.allowed != nil {
-			checkList(&out, name+".allowed", fw.allowed, fe.AllowedValues)
+		if fw.Allowed != nil {
+			checkList(&out, name+".allowed", fw.Allowed, fe.AllowedValues)
 		}
-		if fw.formatContains != nil && !strings.Contains(fe.Format, fw.formatContains.v) {
-			miss(name+".format_contains", fw.formatContains.pos, "text containing "+quote(fw.formatContains.v), orNothing(quote(fe.Format), "no format"))
+		if fw.FormatContains != nil && !strings.Contains(fe.Format, fw.FormatContains.v) {
+			miss(name+".format_contains", fw.FormatContains.pos, "text containing "+quote(fw.FormatContains.v), orNothing(quote(fe.Format), "no format"))
 		}
 	}
 	return out

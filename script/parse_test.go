@@ -375,3 +375,36 @@ func TestLoadFolderKeepsGoodFiles(t *testing.T) {
 		t.Errorf("error:\n got: %v\nwant: %s", err, want)
 	}
 }
+
+// Anchors, aliases and merge keys are the YAML library's; a key written in
+// a mapping wins over a merged one wherever the merge key is, and a key
+// merged into an expectation is checked like one written there.
+func TestMergeKeys(t *testing.T) {
+	t.Parallel()
+	s := parseOne(t, `
+tool: t
+steps:
+  - args: &base {a: 1, b: 2}
+  - args: {b: 3, <<: *base}
+  - args: {<<: *base, b: 3}
+  - args: {<<: [{c: 1}, *base]}
+`)
+	for i, want := range []map[string]any{
+		{"a": 1.0, "b": 2.0},
+		{"a": 1.0, "b": 3.0},
+		{"a": 1.0, "b": 3.0},
+		{"a": 1.0, "b": 2.0, "c": 1.0},
+	} {
+		if got := s.steps[i].args; !reflect.DeepEqual(got, want) {
+			t.Errorf("step %d args = %v, want %v", i+1, got, want)
+		}
+	}
+	_, err := Parse("x.yaml", []byte("tool: t\nsteps:\n  - args: &x {acton: ask}\n    expect: {<<: *x}\n"))
+	if want := `x.yaml:4:14: step 1: expect.acton: unknown field "acton"; did you mean "action"?`; err == nil || err.Error() != want {
+		t.Errorf("a merged unknown field: error\n got: %v\nwant: %s", err, want)
+	}
+	_, err = Parse("x.yaml", []byte("tool: t\nsteps:\n  - args: *nowhere\n"))
+	if want := `x.yaml:3:12: YAML: could not find alias "nowhere"`; err == nil || err.Error() != want {
+		t.Errorf("an alias without its anchor: error\n got: %v\nwant: %s", err, want)
+	}
+}

@@ -192,7 +192,7 @@ func (r *Runner) Run(ctx context.Context, s *Script) *Result {
 				sr.Err = callError(o.err)
 			}
 		default:
-			if o.err != nil && (st.expect == nil || st.expect.err == nil) {
+			if o.err != nil && (st.expect == nil || st.expect.Error == nil) {
 				sr.Err = callError(o.err)
 			}
 			if st.expect != nil {

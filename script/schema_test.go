@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -133,6 +137,124 @@ func TestSchemaAgreesWithParser(t *testing.T) {
 		for _, v := range asJSON(t, []byte(src)) {
 			if err := sch.Validate(v); err == nil {
 				t.Errorf("the schema accepts a malformed script:\n%s", strings.TrimSpace(src))
+			}
+		}
+	}
+}
+
+// The schema names the fields the parser reads: each struct of format.go
+// has exactly its yaml tags as properties of one object of
+// docs/script.schema.json, its required fields are required there, and
+// every object of the schema with properties is one of them.
+func TestSchemaHasTheFormatsFields(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../docs/script.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("docs/script.schema.json is not JSON: %v", err)
+	}
+	objects := map[string]map[string]any{} // JSON pointer → an object schema with properties
+	var walk func(ptr string, v any)
+	walk = func(ptr string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if _, ok := x["properties"].(map[string]any); ok {
+				objects[ptr] = x
+			}
+			for k, c := range x {
+				walk(ptr+"/"+k, c)
+			}
+		case []any:
+			for i, c := range x {
+				walk(ptr+"/"+strconv.Itoa(i), c)
+			}
+		}
+	}
+	walk("", doc)
+
+	// Where each struct of the format is in the schema; the two small
+	// mappings that are forms of a value have their one key.
+	structs := map[string]reflect.Type{
+		"":                  reflect.TypeFor[scriptDoc](),
+		"/$defs/stepObject": reflect.TypeFor[stepDoc](),
+		"/$defs/complete":   reflect.TypeFor[completionDoc](),
+		"/$defs/complete/properties/failure/oneOf/1": reflect.TypeFor[failureDoc](),
+		"/$defs/expect":                          reflect.TypeFor[expect](),
+		"/$defs/change":                          reflect.TypeFor[changeWant](),
+		"/$defs/problem":                         reflect.TypeFor[problemWant](),
+		"/$defs/problem/properties/errors/items": reflect.TypeFor[fieldErrorWant](),
+	}
+	forms := map[string]string{
+		"/$defs/expect/properties/changes/oneOf/1":         exactKey,
+		"/$defs/expect/properties/idempotency_key/oneOf/1": sameAsKey,
+	}
+	for ptr, obj := range objects {
+		props := slices.Sorted(maps.Keys(obj["properties"].(map[string]any)))
+		var required []string
+		list, _ := obj["required"].([]any)
+		for _, r := range list {
+			required = append(required, r.(string))
+		}
+		if key, ok := forms[ptr]; ok {
+			if !slices.Equal(props, []string{key}) {
+				t.Errorf("schema %q: properties %v, want just %q", ptr, props, key)
+			}
+			continue
+		}
+		typ, ok := structs[ptr]
+		if !ok {
+			t.Errorf("schema %q has properties %v, but no struct of format.go is mapped to it", ptr, props)
+			continue
+		}
+		var fields []string
+		for i, name := range fieldNames(typ) {
+			if name == "" {
+				continue
+			}
+			fields = append(fields, name)
+			if typ.Field(i).Tag.Get("required") != "" && !slices.Contains(required, name) {
+				t.Errorf("%v.%s is required, but schema %q does not require %q", typ, typ.Field(i).Name, ptr, name)
+			}
+			if !slices.Contains(props, name) {
+				t.Errorf("%v.%s (%q) has no property in schema %q", typ, typ.Field(i).Name, name, ptr)
+			}
+		}
+		for _, p := range props {
+			if !slices.Contains(fields, p) {
+				t.Errorf("schema %q has property %q, which %v has no field for", ptr, p, typ)
+			}
+		}
+	}
+	for ptr := range structs {
+		if objects[ptr] == nil {
+			t.Errorf("schema %q (%v) is not an object with properties", ptr, structs[ptr])
+		}
+	}
+	for ptr := range forms {
+		if objects[ptr] == nil {
+			t.Errorf("schema %q (the {%s} form) is not an object with properties", ptr, forms[ptr])
+		}
+	}
+}
+
+// An expectation's step tag names only kinds of step, or error.
+func TestExpectStepTags(t *testing.T) {
+	t.Parallel()
+	typ := reflect.TypeFor[expect]()
+	for i, name := range fieldNames(typ) {
+		if name == "" {
+			continue
+		}
+		tag := typ.Field(i).Tag.Get("step")
+		if tag == "" {
+			t.Errorf("expect.%s has no step tag: no step could be checked for %s", typ.Field(i).Name, name)
+		}
+		for _, k := range strings.Split(tag, ",") {
+			if !slices.Contains([]string{kindTurn.String(), kindReset.String(), kindComplete.String(), "error"}, k) {
+				t.Errorf("expect.%s: step tag names %q, not turn, reset, complete or error", typ.Field(i).Name, k)
 			}
 		}
 	}

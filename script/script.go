@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc/codes"
-
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 )
 
@@ -86,90 +84,6 @@ type completion struct {
 
 // Pos is a place in a script file; Line and Column count from 1.
 type Pos struct{ Line, Column int }
-
-// want is one expected value and where the script says it.
-type want[T any] struct {
-	v   T
-	pos Pos
-}
-
-// expect is what a step's response must hold; nil fields are not checked.
-type expect struct {
-	pos              Pos
-	action           *want[slotdv1.Action]
-	ask              *want[string]
-	questionContains *want[[]string]
-	allowed          *want[[]string]
-	slots            *mapWant
-	missing          *want[[]string]
-	changes          *changesWant
-	arguments        *mapWant
-	problem          *problemWant
-	replayed         *want[bool]
-	status           *want[slotdv1.SessionStatus]
-	version          *want[int64]
-	idempotencyKey   *keyWant
-	err              *want[codes.Code]
-	output           *mapWant
-}
-
-// mapWant matches an object: every listed key (null: absent), or exactly
-// the listed keys.
-type mapWant struct {
-	pos     Pos
-	none    bool // the whole object must be absent
-	exact   bool
-	entries []entry
-}
-
-type entry struct {
-	key   string
-	value any
-	pos   Pos
-}
-
-type changesWant struct {
-	pos   Pos
-	exact bool
-	items []*changeWant
-}
-
-type changeWant struct {
-	pos             Pos
-	slot            string
-	decision        *want[slotdv1.Decision]
-	old, new        *want[any]
-	messageContains *want[string]
-}
-
-type problemWant struct {
-	pos            Pos
-	none           bool
-	typ            *want[string]
-	title          *want[string]
-	status         *want[int32]
-	detailContains *want[string]
-	retryable      *want[bool]
-	pointers       *want[[]string]
-	errors         []*fieldErrorWant
-}
-
-type fieldErrorWant struct {
-	pos            Pos
-	pointer        string
-	input          *want[string]
-	inputContains  *want[string]
-	allowed        *want[[]string]
-	formatContains *want[string]
-}
-
-// keyWant is an expectation on the idempotency key: present or not, or the
-// same as an earlier step's.
-type keyWant struct {
-	pos     Pos
-	present *bool
-	sameAs  int // step number
-}
 
 // Error is one thing wrong in a script file: where, which field, and why.
 type Error struct {
