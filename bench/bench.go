@@ -247,6 +247,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	} else {
 		rep.PoolNote = fmt.Sprintf("slotd's pool size is unknown (give --metrics-url); the direct side used %d connections", dcfg.MaxConns)
 	}
+	pgstore.Configure(dcfg) // as slotd does: the same work on both sides
 	directPool, err := pgxpool.NewWithConfig(ctx, dcfg)
 	if err != nil {
 		return nil, fmt.Errorf("bench: postgres: %w", err)

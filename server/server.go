@@ -259,6 +259,7 @@ func (s *Server) openStore() error {
 			pcfg.ConnConfig.RuntimeParams[k] = v
 		}
 	}
+	pgstore.Configure(pcfg)
 	if s.pool, err = pgxpool.NewWithConfig(context.Background(), pcfg); err != nil {
 		return errors.New("postgres pool: " + safeErr(err))
 	}

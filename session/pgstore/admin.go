@@ -79,7 +79,7 @@ func (st *Store) List(ctx context.Context, f session.Filter) ([]*session.Session
 func (st *Store) EndSessions(ctx context.Context, f session.Filter, dryRun bool, fn session.EndFunc) ([]string, error) {
 	var ids []string
 	errDryRun := errors.New("dry run")
-	err := pgx.BeginTxFunc(ctx, st.pool, readCommitted, func(tx pgx.Tx) error {
+	err := st.inTx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, lockIdleConversations, f.AnyTenant, f.Tenant, f.Tool, nullTime(f.IdleBefore), f.Bounded())
 		if err != nil {
 			return err

@@ -29,8 +29,61 @@ type Store struct {
 
 var _ session.Store = (*Store)(nil)
 
-// New wraps a pool whose database is migrated (see migrations.Up).
+// New wraps a pool whose database is migrated (see migrations.Up) and
+// whose config went through Configure.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Configure readies a pool's config for the store: it hears the warnings
+// Postgres sends, so that a COMMIT answered with one is not taken as
+// durable (see inTx). Without it the store still works, but a commit whose
+// wait for a synchronous standby was cancelled reads as a success.
+func Configure(cfg *pgxpool.Config) {
+	next := cfg.ConnConfig.OnNotice
+	cfg.ConnConfig.OnNotice = func(c *pgconn.PgConn, n *pgconn.Notice) {
+		if n.SeverityUnlocalized == "WARNING" {
+			c.CustomData()[warningKey] = n.Code
+		}
+		if next != nil {
+			next(c, n)
+		}
+	}
+}
+
+// warningKey marks, in a connection's CustomData, a warning that came
+// since inTx last cleared it.
+const warningKey = "slotd.pgstore.warning"
+
+// errNotReplicated is a COMMIT that Postgres answered with a warning: the
+// one it sends when a wait for synchronous replication is cancelled ("The
+// transaction has already committed locally, but might not have been
+// replicated to the standby"). The unit of work may be lost if the primary
+// fails now, so it is not acknowledged; a retry with the same turn_id is
+// answered from what was stored, once Postgres can say it is replicated.
+var errNotReplicated = fmt.Errorf("%w: the commit is not known to be replicated", session.ErrUnavailable)
+
+// inTx runs fn in one read-committed transaction on a connection held
+// until the COMMIT's warnings have been read.
+func (st *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	conn, err := st.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	data := conn.Conn().PgConn().CustomData()
+	err = pgx.BeginTxFunc(ctx, conn, readCommitted, func(tx pgx.Tx) error {
+		err := fn(tx)
+		// Only what the COMMIT itself says counts.
+		delete(data, warningKey)
+		return err
+	})
+	if _, warned := data[warningKey]; warned {
+		delete(data, warningKey)
+		if err == nil {
+			return errNotReplicated
+		}
+	}
+	return err
+}
 
 const sessionColumns = `s.id, s.tenant, s.conversation_id, s.tool, s.status, s.version, s.state,
 	s.last_action, s.approved_key, s.locale, s.time_zone, s.created_at, s.updated_at, s.ended_at`
@@ -81,7 +134,7 @@ const (
 func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) ([]byte, bool, error) {
 	var response []byte
 	var replayed bool
-	err := pgx.BeginTxFunc(ctx, st.pool, readCommitted, func(tx pgx.Tx) error {
+	err := st.inTx(ctx, func(tx pgx.Tx) error {
 		// One round trip: create-if-absent, lock, idempotency check, read.
 		b := &pgx.Batch{}
 		b.Queue(ensureConversation, key.Tenant, key.ConversationID)
@@ -216,7 +269,7 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 	if err != nil {
 		return err
 	}
-	err = pgx.BeginTxFunc(ctx, st.pool, readCommitted, func(tx pgx.Tx) error {
+	err = st.inTx(ctx, func(tx pgx.Tx) error {
 		var activeID *string
 		if err := tx.QueryRow(ctx, lockConversation, s.Key.Tenant, s.Key.ConversationID).Scan(&activeID); err != nil {
 			return err

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/slotd/slotd/dbtest"
 	"github.com/slotd/slotd/session"
 	"github.com/slotd/slotd/session/pgstore"
@@ -80,5 +82,53 @@ func TestTwoReplicas(t *testing.T) {
 	}
 	if len(h.Turns) != n || len(h.Changes) != n {
 		t.Errorf("history holds %d turns and %d changes, want %d of each", len(h.Turns), len(h.Changes), n)
+	}
+}
+
+// A COMMIT that Postgres answers with a warning (what it says when a wait
+// for a synchronous standby is cancelled) is not acknowledged, and the
+// retry of the same turn_id is answered from what was stored. A warning
+// before the COMMIT is no such sign. The warnings come from triggers here;
+// integration/failover_test.go has the real thing.
+func TestWarnedCommitIsNotAcknowledged(t *testing.T) {
+	t.Parallel()
+	_, url := dbtest.NewPool(t)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgstore.Configure(cfg)
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	ctx := t.Context()
+	for _, sql := range []string{
+		`CREATE FUNCTION warn() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE WARNING 'a warning from %', TG_NAME; RETURN NULL; END $$`,
+		`CREATE TRIGGER warn_early AFTER INSERT ON conversations FOR EACH ROW EXECUTE FUNCTION warn()`,
+		`CREATE CONSTRAINT TRIGGER warn_at_commit AFTER INSERT ON turns DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION warn()`,
+	} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := session.NewEngine(pgstore.New(pool), sessiontest.Catalog(t), nil)
+	req := session.TurnRequest{Tenant: "acme-bank", ConversationID: "conv-warned", Tool: sessiontest.Twenty,
+		TurnID: "turn-1", Arguments: map[string]any{sessiontest.TwentySlots[0]: "v"}, Now: sessiontest.Now}
+	if res, err := e.Turn(ctx, req); !errors.Is(err, session.ErrUnavailable) {
+		t.Fatalf("a turn whose COMMIT warned = %+v, %v; want %v", res, err, session.ErrUnavailable)
+	}
+	if _, err := pool.Exec(ctx, `DROP TRIGGER warn_at_commit ON turns`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Turn(ctx, req)
+	if err != nil || !res.Replayed || res.Session.Version != 1 {
+		t.Fatalf("the retry = %+v, %v; want the stored response of version 1", res, err)
+	}
+	// warn_early warns on the first turn of a conversation, before COMMIT.
+	req.ConversationID, req.TurnID = "conv-warned-early", "turn-1"
+	if res, err := e.Turn(ctx, req); err != nil || res.Replayed || res.Session.Version != 1 {
+		t.Errorf("a turn with a warning before COMMIT = %+v, %v; want it applied", res, err)
 	}
 }
