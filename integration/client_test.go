@@ -3,14 +3,9 @@ package integration
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
-	"os/user"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -327,107 +322,6 @@ func TestClientRetriesAcrossPostgresRestart(t *testing.T) {
 	if !again.Replayed || again.Session.Version != 2 {
 		t.Errorf("replay: replayed %v version %d; want true and 2", again.Replayed, again.Session.Version)
 	}
-}
-
-// cluster is a throwaway Postgres of one test, so that it can be stopped
-// without touching the server other tests share.
-type cluster struct {
-	bindir, dir string
-	port        int
-	run         []string // the command prefix that runs a binary as the cluster's owner
-}
-
-func (c *cluster) url() string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
-}
-
-// startCluster initdbs and starts a cluster from the installed Postgres
-// binaries on a free port. It fails (never skips) when there are none.
-func startCluster(t *testing.T) *cluster {
-	t.Helper()
-	bindir := postgresBindir()
-	if bindir == "" {
-		t.Fatal("this test starts a Postgres cluster of its own and needs initdb and pg_ctl: none under " +
-			"/usr/lib/postgresql/*/bin or on PATH. Install them: apt-get install postgresql")
-	}
-	dir, err := os.MkdirTemp("", "slotd-client-pg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &cluster{bindir: bindir, dir: dir}
-	if os.Geteuid() == 0 {
-		// initdb refuses to run as root: the cluster belongs to postgres.
-		if _, err := user.Lookup("postgres"); err != nil {
-			if out, err := exec.Command("useradd", "--system", "--no-create-home", "postgres").CombinedOutput(); err != nil {
-				t.Fatalf("useradd postgres: %v\n%s", err, out)
-			}
-		}
-		if out, err := exec.Command("chown", "postgres", dir).CombinedOutput(); err != nil {
-			t.Fatalf("chown %s: %v\n%s", dir, err, out)
-		}
-		c.run = []string{"runuser", "-u", "postgres", "--"}
-	}
-	t.Cleanup(func() {
-		_ = c.command("pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "stop").Run()
-		os.RemoveAll(dir)
-	})
-	c.must(t, "initdb", "-D", c.data(), "-U", "postgres", "-A", "trust", "--no-sync", "--no-instructions")
-	_, portText, _ := net.SplitHostPort(freeAddr(t))
-	c.port, _ = strconv.Atoi(portText)
-	c.start(t)
-	return c
-}
-
-func (c *cluster) data() string { return filepath.Join(c.dir, "data") }
-
-func (c *cluster) command(bin string, args ...string) *exec.Cmd {
-	argv := append(append(append([]string{}, c.run...), filepath.Join(c.bindir, bin)), args...)
-	return exec.Command(argv[0], argv[1:]...)
-}
-
-func (c *cluster) must(t *testing.T, bin string, args ...string) {
-	t.Helper()
-	if out, err := c.command(bin, args...).CombinedOutput(); err != nil {
-		log, _ := os.ReadFile(filepath.Join(c.dir, "log"))
-		t.Fatalf("%s %s: %v\n%s\nserver log:\n%s", bin, strings.Join(args, " "), err, out, log)
-	}
-}
-
-func (c *cluster) start(t *testing.T) {
-	t.Helper()
-	c.must(t, "pg_ctl", "-D", c.data(), "-l", filepath.Join(c.dir, "log"), "-w", "-o",
-		fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off", c.port, c.dir), "start")
-}
-
-func (c *cluster) stop(t *testing.T) {
-	t.Helper()
-	c.must(t, "pg_ctl", "-D", c.data(), "-m", "fast", "-w", "stop")
-}
-
-// postgresBindir is the newest /usr/lib/postgresql/*/bin with initdb and
-// pg_ctl, else the directory of initdb on PATH; "" when there is none.
-func postgresBindir() string {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool { return pgVersion(dirs[i]) > pgVersion(dirs[j]) })
-	for _, d := range dirs {
-		if isExecutable(filepath.Join(d, "initdb")) && isExecutable(filepath.Join(d, "pg_ctl")) {
-			return d
-		}
-	}
-	if p, err := exec.LookPath("initdb"); err == nil {
-		return filepath.Dir(p)
-	}
-	return ""
-}
-
-func pgVersion(bindir string) int {
-	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(bindir)))
-	return v
-}
-
-func isExecutable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode()&0o111 != 0
 }
 
 // freeAddr is a loopback address nothing listens on (for a moment).

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -18,8 +19,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/slotd/slotd/api"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/dbtest"
 )
@@ -117,31 +120,67 @@ func retryable(t *testing.T, err error) bool {
 // retryable, and is retried with the same turn_id until it lands.
 func driveWithRetries(t *testing.T, client func() slotdv1.SlotServiceClient, conv string, turns int, failures *atomic.Int64, done ...*atomic.Int64) {
 	for j := 1; j <= turns; j++ {
-		// Each turn changes exactly one slot (filled, then overwritten).
-		req := &slotdv1.TurnRequest{ConversationId: conv, Tool: "test.many_slots", TurnId: fmt.Sprintf("%s-%02d", conv, j),
-			Arguments: structOf(t, fmt.Sprintf(`{"slot_%02d": "value %d"}`, (j-1)%20+1, j)), Now: nowPB()}
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, err := client().Turn(ctx, req)
-			cancel()
-			if err == nil {
-				for _, d := range done {
-					d.Add(1)
-				}
-				break
+		countFailures := func(a attempt) {
+			if a.err != nil {
+				failures.Add(1)
 			}
-			if !retryable(t, err) {
-				t.Errorf("%s: a failure that is not retryable: %v", req.TurnId, err)
-				return
-			}
-			failures.Add(1)
-			if time.Now().After(deadline) {
-				t.Errorf("%s: still failing after 60s: %v", req.TurnId, err)
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
 		}
+		if _, ok := landTurn(t, client, manySlotsTurn(t, conv, j), time.Now().Add(60*time.Second), countFailures); !ok {
+			return
+		}
+		for _, d := range done {
+			d.Add(1)
+		}
+	}
+}
+
+// manySlotsTurn is turn j of conversation conv on test.many_slots: each
+// turn changes exactly one slot (filled, then overwritten), to "value j".
+func manySlotsTurn(t *testing.T, conv string, j int) *slotdv1.TurnRequest {
+	return &slotdv1.TurnRequest{ConversationId: conv, Tool: "test.many_slots", TurnId: fmt.Sprintf("%s-%02d", conv, j),
+		Arguments: structOf(t, fmt.Sprintf(`{"slot_%02d": "value %d"}`, (j-1)%20+1, j)), Now: nowPB()}
+}
+
+// attempt is one call of a turn: when it was sent, and how it ended.
+type attempt struct {
+	sent, answered time.Time
+	resp           *slotdv1.TurnResponse
+	replayed       bool // the answer is the stored response of an earlier call
+	err            error
+}
+
+// landTurn sends req until it lands, retrying the same turn_id after each
+// retryable failure, and gives up at deadline. It tells observe of every
+// attempt and reports whether the turn landed; a failure that is not
+// retryable, or the deadline, fails the test.
+func landTurn(t *testing.T, client func() slotdv1.SlotServiceClient, req *slotdv1.TurnRequest, deadline time.Time, observe func(attempt)) (attempt, bool) {
+	for {
+		callBy := time.Now().Add(5 * time.Second)
+		if callBy.After(deadline) {
+			callBy = deadline
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), callBy)
+		var header metadata.MD
+		a := attempt{sent: time.Now()}
+		a.resp, a.err = client().Turn(ctx, req, grpc.Header(&header))
+		cancel()
+		a.answered = time.Now()
+		a.replayed = slices.Contains(header.Get(api.ReplayedHeader), "true")
+		if observe != nil {
+			observe(a)
+		}
+		if a.err == nil {
+			return a, true
+		}
+		if !retryable(t, a.err) {
+			t.Errorf("%s: a failure that is not retryable: %v", req.TurnId, a.err)
+			return a, false
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: still failing at the deadline: %v", req.TurnId, a.err)
+			return a, false
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
