@@ -37,7 +37,7 @@ type Limits struct {
 
 // DefaultLimits are the limits of a server that sets none.
 var DefaultLimits = Limits{MaxRequestBytes: 1 << 20, MaxInFlight: 256, DefaultDeadline: 10 * time.Second,
-	MaxDeadline: 30 * time.Second, MaxStreams: 4096}
+	MaxDeadline: 30 * time.Second, MaxStreams: 8192}
 
 // streamDeadline bounds the long-lived streams anyone may open: health
 // watches and reflection. Their clients reconnect.

@@ -8,17 +8,20 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/problem"
 )
 
 // syncBuffer is a log sink safe for concurrent handlers.
@@ -190,5 +193,155 @@ func TestDefaultDeadlineBoundsACallWithoutOne(t *testing.T) {
 	}
 	if got < time.Second {
 		t.Errorf("the client's 5s deadline was cut to %v", got)
+	}
+}
+
+// serveTapped is serveTest with the Tap in front: authorize decides each
+// stream from its headers.
+func serveTapped(t *testing.T, g *Guard, authorize Authorizer, decoded *int32) *grpc.ClientConn {
+	t.Helper()
+	srv := grpc.NewServer(grpc.ForceServerCodecV2(countingCodec{decoded}), grpc.InTapHandle(g.Tap(authorize)),
+		grpc.ChainUnaryInterceptor(g.Recover(), g.Limit()))
+	desc := testService(func(context.Context) error { return nil })
+	srv.RegisterService(&desc, struct{}{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// countingCodec is Codec, counting the requests it decodes.
+type countingCodec struct{ n *int32 }
+
+func (c countingCodec) Name() string                           { return "proto" }
+func (c countingCodec) Marshal(v any) (mem.BufferSlice, error) { return Codec{}.Marshal(v) }
+func (c countingCodec) Unmarshal(d mem.BufferSlice, v any) error {
+	atomic.AddInt32(c.n, 1)
+	return Codec{}.Unmarshal(d, v)
+}
+
+func allow(ctx context.Context, md metadata.MD, _ string) (context.Context, error) {
+	if v := md.Get("authorization"); len(v) != 1 || v[0] != "Bearer good" {
+		return nil, &problem.Error{Code: "Unauthenticated", Problem: problem.Problem{Type: problem.TypeUnauthenticated, Title: "Not authenticated", Status: 401}}
+	}
+	return ctx, nil
+}
+
+// A call refused by the tap is refused before its request is read: the
+// codec never sees it.
+func TestTapAuthenticatesBeforeDecoding(t *testing.T) {
+	t.Parallel()
+	var decoded int32
+	conn := serveTapped(t, NewGuard(Limits{}, slog.New(slog.DiscardHandler)), allow, &decoded)
+	err := poke(context.Background(), conn)
+	if status.Code(err) != codes.Unauthenticated || problemIn(t, err).Type != problem.TypeUnauthenticated {
+		t.Fatalf("a call without a key: %v, want UNAUTHENTICATED with a problem", err)
+	}
+	if n := atomic.LoadInt32(&decoded); n != 0 {
+		t.Errorf("the refused call was decoded %d times, want 0", n)
+	}
+	if err := poke(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer good"), conn); err != nil {
+		t.Fatalf("a call with the key: %v", err)
+	}
+	if n := atomic.LoadInt32(&decoded); n != 1 {
+		t.Errorf("the call was decoded %d times, want 1", n)
+	}
+}
+
+// A stream that sends its headers and never its request ends at the
+// default deadline, and frees its place among MaxStreams.
+func TestTapEndsStreamsWithoutABody(t *testing.T) {
+	t.Parallel()
+	var decoded int32
+	g := NewGuard(Limits{DefaultDeadline: 300 * time.Millisecond, MaxStreams: 2}, slog.New(slog.DiscardHandler))
+	conn := serveTapped(t, g, func(ctx context.Context, _ metadata.MD, _ string) (context.Context, error) { return ctx, nil }, &decoded)
+	desc := &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}
+	var streams []grpc.ClientStream
+	for i := 0; i < 2; i++ {
+		s, err := conn.NewStream(context.Background(), desc, "/slotd.v1.SlotService/Poke")
+		if err != nil {
+			t.Fatal(err)
+		}
+		streams = append(streams, s)
+	}
+	// The first header frames reach the server before the next call.
+	waitFor(t, func() bool { return g.Streams() == 2 })
+	if err := poke(context.Background(), conn); status.Code(err) != codes.ResourceExhausted || !problemIn(t, err).Retryable {
+		t.Errorf("a third stream while two wait for their bodies: %v, want RESOURCE_EXHAUSTED, retryable", err)
+	}
+	start := time.Now()
+	for _, s := range streams {
+		if err := s.RecvMsg(&emptypb.Empty{}); status.Code(err) != codes.DeadlineExceeded {
+			t.Errorf("a stream without a body: %v, want DEADLINE_EXCEEDED", err)
+		}
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("streams without a body ended after %v, want about 300ms", d)
+	}
+	waitFor(t, func() bool { return g.Streams() == 0 })
+	if err := poke(context.Background(), conn); err != nil {
+		t.Errorf("a call after the streams ended: %v", err)
+	}
+}
+
+// A caller's deadline is capped at MaxDeadline.
+func TestTapCapsDeadlines(t *testing.T) {
+	t.Parallel()
+	g := NewGuard(Limits{DefaultDeadline: time.Second, MaxDeadline: 2 * time.Second}, slog.New(slog.DiscardHandler))
+	for _, tc := range []struct {
+		method string
+		asked  time.Duration // 0: none
+		want   time.Duration
+	}{
+		{"/slotd.v1.SlotService/Turn", 0, time.Second},
+		{"/slotd.v1.SlotService/Turn", 500 * time.Millisecond, 500 * time.Millisecond},
+		{"/slotd.v1.SlotService/Turn", time.Hour, 2 * time.Second},
+		{"/slotd.v1.AdminService/PurgeSessions", time.Hour, 2 * time.Second},
+		{"/grpc.health.v1.Health/Watch", 0, streamDeadline},
+	} {
+		ctx := context.Background()
+		if tc.asked > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, tc.asked)
+			defer cancel()
+		}
+		if got := g.deadline(ctx, tc.method); got > tc.want || got < tc.want-100*time.Millisecond {
+			t.Errorf("%s asking %v: deadline %v, want %v", tc.method, tc.asked, got, tc.want)
+		}
+	}
+}
+
+// An x-request-id holding a card number is refused: ids are logged as
+// they are.
+func TestRequestIDWithACardNumberIsRefused(t *testing.T) {
+	t.Parallel()
+	g := NewGuard(Limits{}, slog.New(slog.DiscardHandler))
+	conn := serveTest(t, g, func(context.Context) error { return nil })
+	var header metadata.MD
+	ctx := metadata.AppendToOutgoingContext(context.Background(), RequestIDHeader, "req-4111-1111-1111-1111")
+	err := poke(ctx, conn, grpc.Header(&header))
+	if status.Code(err) != codes.InvalidArgument || problemIn(t, err).Errors[0].Pointer != "/x-request-id" {
+		t.Fatalf("a card number in x-request-id: %v, want INVALID_ARGUMENT naming it", err)
+	}
+	if got := header.Get(RequestIDHeader); len(got) != 1 || strings.Contains(got[0], "4111") {
+		t.Errorf("response request id = %v, want a new one", got)
+	}
+}
+
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !ok(); {
+		if time.Now().After(deadline) {
+			t.Fatal("gave up waiting")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

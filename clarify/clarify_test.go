@@ -541,8 +541,8 @@ func TestChangeMessage(t *testing.T) {
 		},
 		{
 			name: "a new value is never read as a template", locale: "en",
-			ch:   merge.Change{Slot: "original_operation_id", Old: "OP-1", New: "OP-{card_last4} [x {amount}]", Decision: merge.Overwritten},
-			want: "Got it, changing the original operation to OP-{card_last4} [x {amount}].",
+			ch:   merge.Change{Slot: "reason", Old: "fraud", New: "OP-{card_last4} [x {amount}]", Decision: merge.Overwritten},
+			want: "Got it, changing the reason to OP-{card_last4} [x {amount}].",
 		},
 		{
 			name: "an overwritten slot the contract lacks says nothing", locale: "ru",

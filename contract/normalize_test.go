@@ -353,7 +353,7 @@ func TestRefusalsNeverEchoACardNumber(t *testing.T) {
 		{"card number as a JSON number for the amount", bank, "amount", 4276123456784417.0},
 		{"dashed card number for the amount", bank, "amount", "4276-1234-5678-4417"},
 		{"card number for the date", bank, "operation_date", card},
-		{"card number inside a long id", bank, "original_operation_id", "op " + card + strings.Repeat(" x", 30)},
+		{"card number inside a long unknown argument", bank, "comment", "op " + card + strings.Repeat(" x", 30)},
 		{"card number in a list", bank, "reason", []any{"fraud", "card " + card}},
 		{"card number in an object", bank, "reason", map[string]any{"card": pan}},
 		{"card number against a pattern", withPattern, "code", card},

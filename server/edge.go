@@ -55,10 +55,11 @@ func transportOptions() []grpc.ServerOption {
 
 // hardenHTTP bounds an HTTP server: header and body read times, the time
 // to write an answer, idle connections, header size, and HTTP/2 streams and
-// buffers. longest is the longest a handler may take.
-func hardenHTTP(srv *http.Server, longest time.Duration) {
-	srv.ReadHeaderTimeout = 5 * time.Second
-	srv.ReadTimeout = 30 * time.Second
+// buffers. read bounds reading a request, longest the time a handler may
+// take.
+func hardenHTTP(srv *http.Server, read, longest time.Duration) {
+	srv.ReadHeaderTimeout = min(5*time.Second, read)
+	srv.ReadTimeout = read
 	srv.WriteTimeout = longest + 5*time.Second
 	srv.IdleTimeout = 2 * time.Minute
 	srv.MaxHeaderBytes = maxHeaderBytes

@@ -63,7 +63,7 @@ type gateway struct {
 // newGateway binds the HTTP listener (TLS when src is not nil) and connects
 // the mux to srv, a gRPC server of its own on an in-process listener: the
 // hop from HTTP to gRPC never leaves the process.
-func newGateway(addr string, log *slog.Logger, srv *grpc.Server, keys *auth.Keys, src *certs.Source) (*gateway, error) {
+func newGateway(cfg Config, log *slog.Logger, srv *grpc.Server, keys *auth.Keys, src *certs.Source) (*gateway, error) {
 	g := &gateway{inproc: bufconn.Listen(1 << 20), grpc: srv}
 	conn, err := grpc.NewClient("passthrough:///slotd-inproc",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return g.inproc.DialContext(ctx) }),
@@ -106,7 +106,7 @@ func newGateway(addr string, log *slog.Logger, srv *grpc.Server, keys *auth.Keys
 		conn.Close()
 		return nil, err
 	}
-	g.lis, err = listenTLS(addr, src, "h2", "http/1.1")
+	g.lis, err = listenTLS(cfg.HTTPListen, src, "h2", "http/1.1")
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -115,7 +115,7 @@ func newGateway(addr string, log *slog.Logger, srv *grpc.Server, keys *auth.Keys
 		Handler:  edge(keys, mux),
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	hardenHTTP(g.http, api.DefaultLimits.MaxDeadline)
+	hardenHTTP(g.http, cfg.HTTPReadTimeout, api.DefaultLimits.MaxDeadline)
 	return g, nil
 }
 

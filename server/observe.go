@@ -32,12 +32,14 @@ type observer struct {
 	log *slog.Logger
 	lis net.Listener // nil when Config.MetricsListen is ""
 	srv *http.Server
+	// readTimeout bounds reading a request.
+	readTimeout time.Duration
 }
 
 // newObserver makes the collectors and binds the metrics listener, so that
 // a busy port fails New like the gRPC one does.
 func newObserver(cfg Config, log *slog.Logger, tools []string, src *certs.Source) (*observer, error) {
-	o := &observer{m: metrics.New(tools), log: log}
+	o := &observer{m: metrics.New(tools), log: log, readTimeout: cfg.HTTPReadTimeout}
 	if cfg.MetricsListen == "" {
 		return o, nil
 	}
@@ -224,7 +226,7 @@ func (o *observer) run(ctx context.Context, pprofOn bool, ready func(context.Con
 	o.srv = &http.Server{Handler: mux, ErrorLog: slog.NewLogLogger(o.log.Handler(), slog.LevelWarn)}
 	// A CPU profile or trace runs for as long as it is asked to (30 s by
 	// default).
-	hardenHTTP(o.srv, time.Minute)
+	hardenHTTP(o.srv, o.readTimeout, time.Minute)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -50,6 +50,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// HealthInterval is how often readiness is checked.
 	HealthInterval time.Duration
+	// HTTPReadTimeout bounds the time to read an HTTP request, body
+	// included, on the gateway and metrics listeners; 30s when 0.
+	HTTPReadTimeout time.Duration
 	// APIKeys is SLOTD_API_KEYS: "tenant:key,...".
 	APIKeys string
 	// AdminKeys is SLOTD_ADMIN_KEYS: "key,..." or "name:key,...".
@@ -122,6 +125,9 @@ func (c *Config) Defaults() {
 	if c.HealthInterval == 0 {
 		c.HealthInterval = 2 * time.Second
 	}
+	if c.HTTPReadTimeout == 0 {
+		c.HTTPReadTimeout = 30 * time.Second
+	}
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
@@ -186,7 +192,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	s.grpc = s.newGRPC(keys, s.certs != nil)
 	s.setServing(false)
 	if cfg.HTTPListen != "" {
-		if s.gw, err = newGateway(cfg.HTTPListen, log, s.newGRPC(keys, false), keys, s.certs); err != nil {
+		if s.gw, err = newGateway(cfg, log, s.newGRPC(keys, false), keys, s.certs); err != nil {
 			s.lis.Close()
 			s.close()
 			return nil, err

@@ -52,6 +52,7 @@ func scriptRun(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fs.PrintDefaults()
 	}
 	addr := fs.String("addr", envOr("SLOTD_ADDR", "127.0.0.1:50051"), "slotd's gRPC address (env SLOTD_ADDR)")
+	dial := addDialFlags(fs)
 	inProcess := fs.Bool("in-process", false, "start slotd in this process on a free port: on Postgres when SLOTD_DATABASE_URL is set, else on the memory store")
 	contracts := fs.String("contracts", envOr("SLOTD_CONTRACTS", "./contracts"), "contracts folder for --in-process (env SLOTD_CONTRACTS)")
 	tenantKey := fs.String("tenant-key", os.Getenv("SLOTD_TENANT_KEY"), "API key sent as \"authorization: Bearer KEY\" (env SLOTD_TENANT_KEY)")
@@ -122,7 +123,15 @@ func scriptRun(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		defer stop()
 		target = a
 	}
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds, err := dial.credentials()
+	if err != nil {
+		return err
+	}
+	if *inProcess {
+		// The in-process slotd listens on loopback in plaintext.
+		creds = grpc.WithTransportCredentials(insecure.NewCredentials())
+	}
+	conn, err := grpc.NewClient(target, creds)
 	if err != nil {
 		return fmt.Errorf("slotd address %q: %w", target, err)
 	}

@@ -48,6 +48,21 @@ func envInt(name string, def int) int {
 
 func serve(ctx context.Context, args []string) error {
 	var cfg server.Config
+	_, parse := serveFlags(&cfg)
+	if err := parse(args); err != nil {
+		return err
+	}
+	tuneGC()
+	srv, err := server.New(cfg, slog.Default())
+	if err != nil {
+		return err
+	}
+	return srv.Run(ctx)
+}
+
+// serveFlags are serve's flags, filling cfg when parse is called. Secrets
+// (the database URL, keys) have no flag default: -h would print them.
+func serveFlags(cfg *server.Config) (*flag.FlagSet, func(args []string) error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&cfg.Listen, "listen", env("SLOTD_LISTEN", "127.0.0.1:50051"), "gRPC address (SLOTD_LISTEN)")
 	fs.StringVar(&cfg.HTTPListen, "http-listen", env("SLOTD_HTTP_LISTEN", "127.0.0.1:8080"), "HTTP/JSON gateway address; empty serves none (SLOTD_HTTP_LISTEN)")
@@ -71,31 +86,28 @@ func serve(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.TLS.ClientCA, "tls-client-ca", env("SLOTD_TLS_CLIENT_CA", ""), "PEM CA certificates; clients must present a certificate one of them signed (mutual TLS) (SLOTD_TLS_CLIENT_CA)")
 	fs.BoolVar(&cfg.AllowPlaintext, "allow-plaintext", os.Getenv("SLOTD_ALLOW_PLAINTEXT") == "true", "allow plaintext listeners beyond loopback, when TLS ends in front of slotd (SLOTD_ALLOW_PLAINTEXT=true)")
 	clientClock := fs.String("client-clock", env("SLOTD_CLIENT_CLOCK", "window"), "window: a turn's now must be within 5m of the server's clock; trust: any now (replays, scripts, tests) (SLOTD_CLIENT_CLOCK)")
-	if err := fs.Parse(args); err != nil {
-		return err
+	return fs, func(args []string) error {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		switch *clientClock {
+		case "window":
+		case "trust":
+			cfg.TrustClientClock = true
+		default:
+			return fmt.Errorf("--client-clock %q: window or trust", *clientClock)
+		}
+		if cfg.DatabaseURL == "" {
+			cfg.DatabaseURL = os.Getenv("SLOTD_DATABASE_URL")
+		}
+		if cfg.APIKeys == "" {
+			cfg.APIKeys = os.Getenv("SLOTD_API_KEYS")
+		}
+		if cfg.AdminKeys == "" {
+			cfg.AdminKeys = os.Getenv("SLOTD_ADMIN_KEYS")
+		}
+		return nil
 	}
-	switch *clientClock {
-	case "window":
-	case "trust":
-		cfg.TrustClientClock = true
-	default:
-		return fmt.Errorf("--client-clock %q: window or trust", *clientClock)
-	}
-	if cfg.DatabaseURL == "" {
-		cfg.DatabaseURL = os.Getenv("SLOTD_DATABASE_URL")
-	}
-	if cfg.APIKeys == "" {
-		cfg.APIKeys = os.Getenv("SLOTD_API_KEYS")
-	}
-	if cfg.AdminKeys == "" {
-		cfg.AdminKeys = os.Getenv("SLOTD_ADMIN_KEYS")
-	}
-	tuneGC()
-	srv, err := server.New(cfg, slog.Default())
-	if err != nil {
-		return err
-	}
-	return srv.Run(ctx)
 }
 
 // tuneGC makes the collector run a quarter as often as Go's default, unless

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -36,6 +35,7 @@ func sessionsTo(ctx context.Context, w io.Writer, args []string) error {
 	addr := fs.String("addr", env("SLOTD_ADDR", "127.0.0.1:50051"), "slotd address (SLOTD_ADDR)")
 	adminKey := fs.String("admin-key", "", "admin key; default SLOTD_ADMIN_KEY")
 	asJSON := fs.Bool("json", false, "print JSON")
+	dial := addDialFlags(fs)
 	var (
 		status, tool, tenant, conversation, sessionID string
 		idle, ended                                   time.Duration
@@ -71,7 +71,11 @@ func sessionsTo(ctx context.Context, w io.Writer, args []string) error {
 	if *adminKey == "" {
 		*adminKey = os.Getenv("SLOTD_ADMIN_KEY")
 	}
-	conn, err := grpc.NewClient(*addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds, err := dial.credentials()
+	if err != nil {
+		return err
+	}
+	conn, err := grpc.NewClient(*addr, creds)
 	if err != nil {
 		return err
 	}

@@ -14,8 +14,8 @@ const slotd = new SlotdClient(addr, { apiKey: process.env.SLOTD_API_KEY });
 
 const conversation_id = `node-example-${randomUUID()}`;
 const tool = 'bank.open_dispute';
-// The seed's clock: the day after the disputed payment, in Moscow.
-const now = { seconds: String(Date.parse('2026-08-23T13:00:00+03:00') / 1000), nanos: 0 };
+// No `now`: slotd resolves "вчера" with its own clock (it accepts a
+// client's clock only within a few minutes of its own).
 
 /** What the user says, what the model extracted, and the action slotd must answer. */
 const steps = [
@@ -39,7 +39,7 @@ try {
     `properties ${Object.keys(schema.parameters?.properties ?? {}).join(', ')}`);
 
   for (const [i, step] of steps.entries()) {
-    const req = { conversation_id, tool, locale: 'ru', time_zone: 'Europe/Moscow', now };
+    const req = { conversation_id, tool, locale: 'ru', time_zone: 'Europe/Moscow' };
     if (step.args) Object.assign(req, { arguments: step.args });
     if (step.confirm !== undefined) Object.assign(req, { confirmation: { accept: step.confirm } });
     const { response: r, attempts } = await slotd.turn(req);

@@ -262,6 +262,14 @@ func scan(s string, fn func(window) bool) {
 		return ok
 	}
 	for i := 0; i < len(s); {
+		if end := hexToken(s, i); end > i {
+			// The digits of an id such as a UUID or a hash are not a number.
+			if !flush() {
+				return
+			}
+			i = end
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch d, isDigit := digit(r); {
 		case isDigit:
@@ -288,6 +296,34 @@ func scan(s string, fn func(window) bool) {
 		i += size
 	}
 	flush()
+}
+
+// hexToken is the end of the hexadecimal token that starts at i (a run of
+// at least eight ASCII letters and digits, all of them hex, with both a
+// digit and a letter: a part of a UUID, a hash), or i when there is none.
+func hexToken(s string, i int) int {
+	if i > 0 && isAlnum(s[i-1]) || !isAlnum(s[i]) {
+		return i
+	}
+	j, letters, digits, hex := i, 0, 0, true
+	for ; j < len(s) && isAlnum(s[j]); j++ {
+		switch c := s[j] | 0x20; {
+		case s[j] >= '0' && s[j] <= '9':
+			digits++
+		case c >= 'a' && c <= 'f':
+			letters++
+		default:
+			hex = false
+		}
+	}
+	if !hex || j-i < 8 || letters == 0 || digits == 0 {
+		return i
+	}
+	return j
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // run reports the candidate windows of one run of groups.

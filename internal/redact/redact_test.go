@@ -2,9 +2,13 @@ package redact
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
+
+	"github.com/google/uuid"
 )
 
 // toScript writes the ASCII digits of s in another script's digits.
@@ -66,6 +70,10 @@ func TestHasCard(t *testing.T) {
 		{"411111-1111111111", false},                    // Luhn-valid, but in uneven groups
 		{"4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1", true},       // digit by digit
 		{"41 11 11 11 11 11 11 11", true},               // in pairs
+		{"8260700e-4360-4063-9035-5e2e229b0e8c", false}, // a UUID: 4360-4063-9035-5 is no number
+		{"sha 4111abcdef1111111111111111", false},       // a hash
+		{"card4111111111111111", true},                  // glued to a word
+		{"карта4111111111111111", true},
 	}
 	for _, tc := range cases {
 		if got := HasCard(tc.in); got != tc.want {
@@ -191,5 +199,19 @@ func BenchmarkHasCard(b *testing.B) {
 	s := "card 4111 1111 1111 1111 exp 12/29"
 	for b.Loop() {
 		HasCard(s)
+	}
+}
+
+// Ids are refused when they hold a card number: random ids must never look
+// like one. A UUID's digit groups (4-4-4 with a digit starting the last
+// group) once did, one UUID in a few hundred.
+func TestRandomIDsAreNoCards(t *testing.T) {
+	t.Parallel()
+	for i := 0; i < 200000; i++ {
+		for _, id := range []string{uuid.NewString(), uuid.Must(uuid.NewV7()).String(), "conv-" + strconv.FormatInt(time.Now().UnixNano()+int64(i), 10)} {
+			if HasCard(id) {
+				t.Fatalf("HasCard(%q) = true", id)
+			}
+		}
 	}
 }

@@ -113,7 +113,7 @@ func TestWarnedCommitIsNotAcknowledged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := session.NewEngine(pgstore.New(pool), sessiontest.Catalog(t), nil)
+	e := sessiontest.NewEngine(pgstore.New(pool), sessiontest.Catalog(t))
 	req := session.TurnRequest{Tenant: "acme-bank", ConversationID: "conv-warned", Tool: sessiontest.Twenty,
 		TurnID: "turn-1", Arguments: map[string]any{sessiontest.TwentySlots[0]: "v"}, Now: sessiontest.Now}
 	if res, err := e.Turn(ctx, req); !errors.Is(err, session.ErrUnavailable) {

@@ -1,0 +1,160 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// Attacks (floods, deep nesting) are played against slotd in a process of
+// its own whose address space is capped: a regression that makes a request
+// cost without bound kills that process, never the machine running the
+// tests.
+
+var slotdBinary struct {
+	once sync.Once
+	path string
+	out  []byte
+	err  error
+}
+
+// buildSlotd builds cmd/slotd once per test binary, without cgo so that the
+// address-space cap bounds the Go heap rather than C threads' stacks.
+func buildSlotd(t *testing.T) string {
+	t.Helper()
+	slotdBinary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "slotd-bin-")
+		if err != nil {
+			slotdBinary.err = err
+			return
+		}
+		slotdBinary.path = filepath.Join(dir, "slotd")
+		cmd := exec.Command("go", "build", "-o", slotdBinary.path, "../cmd/slotd")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		slotdBinary.out, slotdBinary.err = cmd.CombinedOutput()
+	})
+	if slotdBinary.err != nil {
+		t.Fatalf("go build ../cmd/slotd: %v\n%s", slotdBinary.err, slotdBinary.out)
+	}
+	return slotdBinary.path
+}
+
+// process is slotd serve running as a child process.
+type process struct {
+	addr, httpAddr, metricsAddr string
+	cmd                         *exec.Cmd
+}
+
+// addressSpace caps a child slotd: its baseline is some 750 MB of address
+// space (reservations, not memory in use), so this leaves it under 800 MB
+// to grow before an allocation fails and it dies.
+const addressSpace = 1536 << 20
+
+// startProcess runs slotd serve on free loopback ports with the memory
+// store and the given extra flags, its address space capped, and waits
+// until it serves.
+func startProcess(t *testing.T, flags ...string) *process {
+	t.Helper()
+	bin := buildSlotd(t)
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Fatal("this test caps the memory of the slotd it attacks with prlimit (util-linux), which is not on PATH")
+	}
+	p := &process{addr: freeAddr(t), httpAddr: freeAddr(t), metricsAddr: freeAddr(t)}
+	args := append([]string{"--as=" + strconv.Itoa(addressSpace), "--", bin, "serve", "--store", "memory",
+		"--contracts", contractsDir(t), "--listen", p.addr, "--http-listen", p.httpAddr, "--metrics-listen", p.metricsAddr,
+		"--client-clock", "trust"}, flags...)
+	p.cmd = exec.Command(prlimit, args...)
+	p.cmd.Env = append(os.Environ(), "GOMEMLIMIT=512MiB")
+	logFile, err := os.Create(filepath.Join(t.TempDir(), "slotd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Stderr = logFile
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		_ = p.cmd.Wait()
+		logFile.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile.Name())
+			t.Logf("slotd's log:\n%s", tail(string(b), 4000))
+		}
+	})
+	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	waitServing(t, conn)
+	return p
+}
+
+// alive reports whether the process still runs.
+func (p *process) alive() bool {
+	return p.cmd.ProcessState == nil && p.cmd.Process.Signal(syscall.Signal(0)) == nil
+}
+
+// metrics reads numbers of the process's /metrics: each name's first
+// sample without labels.
+func (p *process) metrics(t *testing.T, names ...string) map[string]float64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.metricsAddr+"/metrics", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET /metrics of slotd: %v (the process may have died)", err)
+	}
+	defer resp.Body.Close()
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		name, val, ok := strings.Cut(sc.Text(), " ")
+		if !ok || !want[name] {
+			continue
+		}
+		if _, seen := out[name]; !seen {
+			f, err := strconv.ParseFloat(val, 64)
+			if err != nil {
+				t.Fatalf("metric %s = %q", name, val)
+			}
+			out[name] = f
+		}
+	}
+	for _, n := range names {
+		if _, ok := out[n]; !ok {
+			t.Fatalf("slotd's /metrics has no %s", n)
+		}
+	}
+	return out
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
