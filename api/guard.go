@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -86,6 +87,7 @@ type Guard struct {
 	log      *slog.Logger
 	inFlight chan struct{}
 	streams  chan struct{}
+	onRefuse func(code string)
 }
 
 // NewGuard builds the guard; zero fields of limits take DefaultLimits.
@@ -121,11 +123,13 @@ func (g *Guard) Tap(authorize Authorizer) tap.ServerInHandle {
 		select {
 		case g.streams <- struct{}{}:
 		default:
+			g.refused(problem.Overloaded(1))
 			return nil, Status(ctx, g.log, problem.Overloaded(1))
 		}
 		ctx, err := authorize(ctx, info.Header, info.FullMethodName)
 		if err != nil {
 			<-g.streams
+			g.refused(err)
 			return nil, Status(ctx, g.log, err)
 		}
 		ctx, cancel := context.WithTimeout(ctx, g.deadline(ctx, info.FullMethodName))
@@ -134,6 +138,18 @@ func (g *Guard) Tap(authorize Authorizer) tap.ServerInHandle {
 			<-g.streams
 		})
 		return ctx, nil
+	}
+}
+
+// OnRefuse sets what is told of each call the Tap refuses: its problem's
+// code ("Unauthenticated", "PermissionDenied", "ResourceExhausted"). Set it
+// before the server serves.
+func (g *Guard) OnRefuse(f func(code string)) { g.onRefuse = f }
+
+func (g *Guard) refused(err error) {
+	var pe *problem.Error
+	if g.onRefuse != nil && errors.As(err, &pe) {
+		g.onRefuse(pe.Code)
 	}
 }
 

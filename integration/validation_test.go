@@ -163,6 +163,28 @@ func TestEveryRPCValidatesBeforeLookingUp(t *testing.T) {
 		t.Errorf("a slow body: %q; want a 400 that names no socket", reply)
 	}
 
+	// Headers that stop coming: the connection is closed after the header
+	// timeout.
+	slow, err := net.Dial("tcp", inst.srv.HTTPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	fmt.Fprintf(slow, "GET /v1/contracts HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+	_ = slow.SetReadDeadline(time.Now().Add(10 * time.Second))
+	start := time.Now()
+	_, _ = io.ReadAll(slow)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("a request whose headers never end held its connection %v; want it closed after the header timeout", d)
+	}
+
+	// A body that is not the method's JSON: the decoder's words, with no Go
+	// error text.
+	r := httpCall(t, http.MethodPost, base+"/v1/turn", bankKey, `{"conversation_id": "c", "tool": "bank.open_dispute", "turn_id": "u", "approved": true}`)
+	if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), `unknown field \"approved\"`) || strings.Contains(string(r.body), "proto:") {
+		t.Errorf("an unknown field: %d %s; want 400 naming the field in slotd's words", r.status, r.body)
+	}
+
 	// Two authorization headers: refused, over gRPC and HTTP, even when
 	// both are good.
 	two := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+bankKey, "authorization", "Bearer "+bankKey)
@@ -180,6 +202,37 @@ func TestEveryRPCValidatesBeforeLookingUp(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("two authorization headers over HTTP: %d, want 401", resp.StatusCode)
 	}
+	// Both refusals are counted.
+	for _, listener := range []string{"grpc", "http"} {
+		if n := refusedCalls(t, inst, listener, "unauthenticated"); n < 1 {
+			t.Errorf("slotd_refused_calls_total{listener=%q, reason=unauthenticated} = %v, want at least 1", listener, n)
+		}
+	}
+}
+
+// refusedCalls reads slotd_refused_calls_total of a server.
+func refusedCalls(t *testing.T, inst *instance, listener, reason string) float64 {
+	t.Helper()
+	fams, err := inst.srv.Metrics().Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != "slotd_refused_calls_total" {
+			continue
+		}
+		for _, m := range f.Metric {
+			labels := map[string]string{}
+			for _, l := range m.Label {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["listener"] == listener && labels["reason"] == reason {
+				return m.Counter.GetValue()
+			}
+		}
+	}
+	t.Fatal("no slotd_refused_calls_total series")
+	return 0
 }
 
 // playToReady plays the seed dispute with approval to READY.

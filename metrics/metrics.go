@@ -62,6 +62,7 @@ type Metrics struct {
 	attemptsValid    *prometheus.HistogramVec
 	outputViolations *prometheus.CounterVec
 	backendFailures  *prometheus.CounterVec
+	refused          *prometheus.CounterVec
 }
 
 // BackendSlot is the slot label of a hand-off because the backend call
@@ -144,13 +145,22 @@ func New(tools []string) *Metrics {
 		Help: "Backend call failures reported through CompleteSession, by tool and kind (timeout, unavailable, rate_limited, unauthorized, internal).",
 	}, []string{"tool", "kind"})
 
+	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_refused_calls_total",
+		Help: "Calls refused at the edge before their request was read, by listener (grpc, http) and reason (unauthenticated, permission_denied, overloaded).",
+	}, []string{"listener", "reason"})
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.GRPC, m.turnSeconds, m.actions, m.replays, m.failures, m.inFlight, m.ready,
 		m.reasks, m.repairs, m.rejected, m.resumes, m.ended, m.fallbacks,
-		m.handoffs, m.attemptsValid, m.outputViolations, m.backendFailures,
+		m.handoffs, m.attemptsValid, m.outputViolations, m.backendFailures, m.refused,
 	)
+	for _, l := range []string{"grpc", "http"} {
+		for _, r := range []string{"unauthenticated", "permission_denied", "overloaded"} {
+			m.refused.WithLabelValues(l, r)
+		}
+	}
 	// Series a rate is taken of exist from the start, at zero.
 	for t := range m.tools {
 		m.ready.WithLabelValues(t, "true")
@@ -160,6 +170,10 @@ func New(tools []string) *Metrics {
 	}
 	return m
 }
+
+// Refused counts a call refused at the edge: listener is grpc or http,
+// reason one of unauthenticated, permission_denied, overloaded.
+func (m *Metrics) Refused(listener, reason string) { m.refused.WithLabelValues(listener, reason).Inc() }
 
 // Registry is the registry the collectors are on.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }

@@ -131,3 +131,15 @@ func (s *Server) checkEdge(keys *auth.Keys) error {
 	}
 	return nil
 }
+
+// refusal is the reason label of a call refused at the edge with a
+// problem of the given code.
+func refusal(code string) string {
+	switch code {
+	case "Unauthenticated":
+		return "unauthenticated"
+	case "PermissionDenied":
+		return "permission_denied"
+	}
+	return "overloaded"
+}

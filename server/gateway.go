@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,7 @@ import (
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/auth"
 	"github.com/slotd/slotd/internal/certs"
+	"github.com/slotd/slotd/metrics"
 	"github.com/slotd/slotd/problem"
 )
 
@@ -63,7 +65,7 @@ type gateway struct {
 // newGateway binds the HTTP listener (TLS when src is not nil) and connects
 // the mux to srv, a gRPC server of its own on an in-process listener: the
 // hop from HTTP to gRPC never leaves the process.
-func newGateway(cfg Config, log *slog.Logger, srv *grpc.Server, keys *auth.Keys, src *certs.Source) (*gateway, error) {
+func newGateway(cfg Config, log *slog.Logger, srv *grpc.Server, keys *auth.Keys, src *certs.Source, m *metrics.Metrics) (*gateway, error) {
 	g := &gateway{inproc: bufconn.Listen(1 << 20), grpc: srv}
 	conn, err := grpc.NewClient("passthrough:///slotd-inproc",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return g.inproc.DialContext(ctx) }),
@@ -112,7 +114,7 @@ func newGateway(cfg Config, log *slog.Logger, srv *grpc.Server, keys *auth.Keys,
 		return nil, err
 	}
 	g.http = &http.Server{
-		Handler:  edge(keys, mux),
+		Handler:  edge(keys, m, mux),
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	hardenHTTP(g.http, cfg.HTTPReadTimeout, api.DefaultLimits.MaxDeadline)
@@ -158,13 +160,14 @@ func (g *gateway) close() {
 // checked (a refused request costs no decoding), then the body read within
 // maxHTTPBody (413 past it) and its nesting bounded by maxJSONDepth, in one
 // pass of linear cost.
-func edge(keys *auth.Keys, next http.Handler) http.Handler {
+func edge(keys *auth.Keys, m *metrics.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		public := r.Method == http.MethodGet && (r.URL.Path == OpenAPIPath || r.URL.Path == HealthPath)
 		if !public {
 			if _, err := keys.Check(r.Header.Values("Authorization")); err != nil {
 				var pe *problem.Error
 				errors.As(err, &pe)
+				m.Refused("http", refusal(pe.Code))
 				sendProblem(w, http.StatusUnauthorized, pe.Problem)
 				return
 			}
@@ -336,8 +339,8 @@ func problemFromCode(code codes.Code, msg string) problem.Problem {
 		// The JSON decoder's own words say what to fix; anything else (a
 		// transport's) may name sockets and is not passed on.
 		detail := "the body is not a JSON request of this method"
-		if strings.HasPrefix(msg, "proto:") {
-			detail = cut(problem.Redact(msg), 300)
+		if rest, ok := strings.CutPrefix(msg, "proto:"); ok {
+			detail = "the body does not decode: " + cut(problem.Redact(jsonPosition.ReplaceAllString(strings.TrimSpace(rest), "at line $1, column $2")), 300)
 		}
 		return problem.Problem{Type: problem.TypeInvalidRequest, Title: "The request is malformed",
 			Detail: detail, OwnerActionRequired: true}
@@ -358,6 +361,9 @@ func problemFromCode(code codes.Code, msg string) problem.Problem {
 	}
 	return problem.Problem{Type: problem.TypeInternal, Title: "Internal error", OwnerActionRequired: true}
 }
+
+// jsonPosition is how the JSON decoder names a place in the body.
+var jsonPosition = regexp.MustCompile(`\(line (\d+):(\d+)\)`)
 
 func cut(s string, n int) string {
 	if r := []rune(s); len(r) > n {

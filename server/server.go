@@ -188,11 +188,12 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.guard = api.NewGuard(cfg.Limits, log)
+	s.guard.OnRefuse(func(code string) { s.obs.m.Refused("grpc", refusal(code)) })
 	s.health = health.NewServer()
 	s.grpc = s.newGRPC(keys, s.certs != nil)
 	s.setServing(false)
 	if cfg.HTTPListen != "" {
-		if s.gw, err = newGateway(cfg, log, s.newGRPC(keys, false), keys, s.certs); err != nil {
+		if s.gw, err = newGateway(cfg, log, s.newGRPC(keys, false), keys, s.certs, s.obs.m); err != nil {
 			s.lis.Close()
 			s.close()
 			return nil, err
