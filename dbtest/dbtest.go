@@ -1,21 +1,39 @@
-// Package dbtest gives each test a fresh, migrated Postgres database of its
-// own, dropped when the test ends. It finds Postgres at
-// SLOTD_TEST_DATABASE_URL, else at 127.0.0.1:5432; when neither answers the
-// test fails saying so. It never skips.
+// Package dbtest gives each test a Postgres database of its own, dropped
+// when the test ends. A test's database is a clone (CREATE DATABASE ...
+// TEMPLATE) of a template the migrations were applied to once, so no test
+// waits for migrations; tests of the migrations themselves take an empty
+// one. It finds Postgres at SLOTD_TEST_DATABASE_URL, else at
+// 127.0.0.1:5432; when neither answers the test fails saying so. It never
+// skips.
+//
+// The template is named after a hash of the migration files, so a new
+// migration makes a new template, and checkouts with different migrations
+// can share one server. Test binaries run at once: a template is created
+// under an advisory lock on the maintenance database, and is marked as one
+// (IS_TEMPLATE) only once it is migrated, which is what the others wait for.
 package dbtest
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/slotd/slotd/migrations"
@@ -33,25 +51,78 @@ func AdminURL() string {
 	return DefaultURL
 }
 
-// NewDatabase creates an empty database and returns its URL; it is dropped
-// when t ends.
+// NewDatabase creates a database migrated to the latest version and returns
+// its URL; it is dropped when t ends.
 func NewDatabase(t testing.TB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := connectAdmin(ctx, t)
+	defer admin.Close(ctx)
+	name := newName()
+	if err := templates.clone(ctx, t, admin, name); err != nil {
+		t.Fatalf("dbtest: create database: %v", err)
+	}
+	return created(t, name)
+}
+
+// NewEmptyDatabase creates a database nobody migrated, for the tests of
+// migrating, and returns its URL; it is dropped when t ends.
+func NewEmptyDatabase(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	admin := connectAdmin(ctx, t)
+	defer admin.Close(ctx)
+	name := newName()
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+ident(name)); err != nil {
+		t.Fatalf("dbtest: create database: %v", err)
+	}
+	return created(t, name)
+}
+
+// NewPool creates a migrated database and a pool on it, both closed and
+// dropped when t ends.
+func NewPool(t testing.TB) (*pgxpool.Pool, string) {
+	t.Helper()
+	url := NewDatabase(t)
+	return Connect(t, url), url
+}
+
+// Connect opens a pool on url, closed when t ends.
+func Connect(t testing.TB, url string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// connectAdmin connects to the maintenance database, or fails t saying
+// where Postgres was looked for.
+func connectAdmin(ctx context.Context, t testing.TB) *pgx.Conn {
+	t.Helper()
 	admin, err := pgx.Connect(ctx, AdminURL())
 	if err != nil {
 		t.Fatalf("dbtest: Postgres is needed for this test and cannot be reached at %s: %v\n"+
 			"Run the tests with `make test` (it finds or starts Postgres), or set SLOTD_TEST_DATABASE_URL.",
 			redactURL(AdminURL()), err)
 	}
-	defer admin.Close(ctx)
+	return admin
+}
+
+func newName() string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	name := "slotd_test_" + hex.EncodeToString(b)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("dbtest: create database: %v", err)
-	}
+	return "slotd_test_" + hex.EncodeToString(b)
+}
+
+// created arranges for the database to be dropped when t ends and returns
+// its URL.
+func created(t testing.TB, name string) string {
+	t.Helper()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -61,7 +132,7 @@ func NewDatabase(t testing.TB) string {
 			return
 		}
 		defer admin.Close(ctx)
-		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident(name)+" WITH (FORCE)"); err != nil {
 			t.Errorf("dbtest: drop database %s: %v", name, err)
 		}
 	})
@@ -82,30 +153,294 @@ func withDatabase(raw, name string) (string, error) {
 	return u.String(), nil
 }
 
-// NewPool creates a fresh migrated database and a pool on it, both closed
-// and dropped when t ends.
-func NewPool(t testing.TB) (*pgxpool.Pool, string) {
-	t.Helper()
-	url := NewDatabase(t)
-	pool := Connect(t, url)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if _, err := migrations.Up(ctx, pool); err != nil {
-		t.Fatalf("dbtest: migrate: %v", err)
-	}
-	return pool, url
+// templates is the template this process clones, found or made by its
+// first test.
+var templates templateCache
+
+// templateCache remembers a template this process has found ready.
+type templateCache struct {
+	sync.Mutex
+	name  string // found from the migration files when empty
+	ready bool
 }
 
-// Connect opens a pool on url, closed when t ends.
-func Connect(t testing.TB, url string) *pgxpool.Pool {
-	t.Helper()
-	pool, err := pgxpool.New(context.Background(), url)
-	if err != nil {
-		t.Fatalf("dbtest: %v", err)
+// clone creates the database name as a clone of the template, making the
+// template first when this process has not yet.
+func (c *templateCache) clone(ctx context.Context, t testing.TB, admin *pgx.Conn, name string) error {
+	for attempt := 0; ; attempt++ {
+		tmpl, err := c.get(ctx, t, admin)
+		if err != nil {
+			return err
+		}
+		_, err = admin.Exec(ctx, "CREATE DATABASE "+ident(name)+" TEMPLATE "+ident(tmpl))
+		var pgErr *pgconn.PgError
+		if attempt == 0 && errors.As(err, &pgErr) && pgErr.Code == "3D000" {
+			// The template is gone: another checkout dropped it as unused
+			// (see dropStale) after this process found it. Make it again.
+			c.Lock()
+			c.ready = false
+			c.Unlock()
+			continue
+		}
+		return err
 	}
-	t.Cleanup(pool.Close)
-	return pool
 }
+
+// get returns the name of a migrated template of the current migration
+// files, creating it when no process has.
+func (c *templateCache) get(ctx context.Context, t testing.TB, admin *pgx.Conn) (string, error) {
+	c.Lock()
+	defer c.Unlock()
+	if c.ready {
+		return c.name, nil
+	}
+	if c.name == "" {
+		dir, err := migrationsDir()
+		if err != nil {
+			return "", err
+		}
+		name, err := templateName(os.DirFS(dir))
+		if err != nil {
+			return "", err
+		}
+		c.name = name
+	}
+	if err := ensureTemplate(ctx, admin, c.name, t.Logf); err != nil {
+		return "", fmt.Errorf("template %s: %w", c.name, err)
+	}
+	c.ready = true
+	return c.name, nil
+}
+
+// templatePrefix starts the name of every template database dbtest makes;
+// the rest is a hash of the migration files.
+const templatePrefix = "slotd_template_"
+
+// templateLockID is the advisory lock (on the maintenance database) held
+// while a template is created or dropped, by any test binary of any
+// checkout using the server: "slotdtmp" in ASCII.
+const templateLockID int64 = 0x736c6f7464746d70
+
+// staleAfter is how long a template of other migration files may go
+// unused before the creation of a new template drops it.
+const staleAfter = 14 * 24 * time.Hour
+
+// usedComment prefixes the comment on a template that says when a test
+// binary last began cloning it.
+const usedComment = "slotd dbtest template, last used "
+
+// templateName hashes every file of the migrations package but its tests:
+// the SQL files, and the Go that says how they are applied (the version
+// table's name).
+func templateName(fsys fs.FS) (string, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	sql := false
+	for _, e := range entries {
+		n := e.Name()
+		if e.Type().IsRegular() && !strings.HasSuffix(n, "_test.go") {
+			names = append(names, n)
+			sql = sql || strings.HasSuffix(n, ".sql")
+		}
+	}
+	if !sql {
+		return "", errors.New("no migration files (*.sql) found")
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", n, len(b))
+		h.Write(b)
+	}
+	return templatePrefix + hex.EncodeToString(h.Sum(nil)[:8]), nil
+}
+
+// migrationsDir finds the source of the migrations package, whose files
+// are the ones embedded in this test binary: go test builds it from them.
+func migrationsDir() (string, error) {
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		dir := filepath.Join(filepath.Dir(file), "..", "migrations")
+		if _, err := os.Stat(dir); err == nil {
+			return dir, nil
+		}
+	}
+	// Built with -trimpath: go test runs a package's tests in the package's
+	// directory, which is inside the module.
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil &&
+			strings.HasPrefix(string(b), "module github.com/slotd/slotd\n") {
+			return filepath.Join(d, "migrations"), nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("the migrations of github.com/slotd/slotd are not found from %s", wd)
+		}
+	}
+}
+
+// ensureTemplate makes sure the database name is a template migrated to
+// the latest version, and notes that it is in use.
+func ensureTemplate(ctx context.Context, admin *pgx.Conn, name string, logf func(string, ...any)) error {
+	exists, ready, err := templateState(ctx, admin, name)
+	if err != nil {
+		return err
+	}
+	if ready {
+		touch(ctx, admin, name, logf)
+		return nil
+	}
+	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock($1)", templateLockID); err != nil {
+		return err
+	}
+	defer func() {
+		// Closing the connection would release it too; a broken one is
+		// closed by the caller.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_, _ = admin.Exec(uctx, "SELECT pg_advisory_unlock($1)", templateLockID)
+	}()
+	// Another process may have made it while this one waited.
+	if exists, ready, err = templateState(ctx, admin, name); err != nil || ready {
+		return err
+	}
+	if exists {
+		// Not marked: its maker died before it was migrated, and with it
+		// the lock. Nobody clones a database that is not marked.
+		logf("dbtest: dropping %s, a template left half made", name)
+		if _, err := admin.Exec(ctx, "DROP DATABASE "+ident(name)+" WITH (FORCE)"); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	if err := createTemplate(ctx, admin, name); err != nil {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if _, derr := admin.Exec(dctx, "DROP DATABASE IF EXISTS "+ident(name)+" WITH (FORCE)"); derr != nil {
+			logf("dbtest: dropping the half made template %s: %v", name, derr)
+		}
+		return err
+	}
+	logf("dbtest: made the template %s in %s", name, time.Since(start).Round(time.Millisecond))
+	dropStale(ctx, admin, name, logf)
+	return nil
+}
+
+// templateState reports whether the database exists and whether it is
+// marked as a template, which it is only once migrated.
+func templateState(ctx context.Context, admin *pgx.Conn, name string) (exists, ready bool, err error) {
+	err = admin.QueryRow(ctx, "SELECT datistemplate FROM pg_database WHERE datname = $1", name).Scan(&ready)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, false, nil
+	}
+	return err == nil, ready, err
+}
+
+// createTemplate creates and migrates the database, closes every
+// connection to it (a clone fails while anyone is connected to the
+// template), and marks it a template nobody may connect to.
+func createTemplate(ctx context.Context, admin *pgx.Conn, name string) error {
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+ident(name)); err != nil {
+		return err
+	}
+	u, err := withDatabase(AdminURL(), name)
+	if err != nil {
+		return err
+	}
+	pool, err := pgxpool.New(ctx, u)
+	if err != nil {
+		return err
+	}
+	v, err := migrations.Up(ctx, pool)
+	pool.Close()
+	if err != nil {
+		return err
+	}
+	if v != migrations.Latest() {
+		return fmt.Errorf("migrated to version %d, want %d", v, migrations.Latest())
+	}
+	if _, err := admin.Exec(ctx, "COMMENT ON DATABASE "+ident(name)+" IS "+usedLiteral(time.Now())); err != nil {
+		return err
+	}
+	_, err = admin.Exec(ctx, "ALTER DATABASE "+ident(name)+" WITH ALLOW_CONNECTIONS false IS_TEMPLATE true")
+	return err
+}
+
+// touch records that a test binary began cloning the template, which
+// keeps it from other checkouts' dropStale. A failure only leaves the
+// template older-looking, so it is logged and not fatal.
+func touch(ctx context.Context, admin *pgx.Conn, name string, logf func(string, ...any)) {
+	if _, err := admin.Exec(ctx, "COMMENT ON DATABASE "+ident(name)+" IS "+usedLiteral(time.Now())); err != nil {
+		logf("dbtest: noting the use of template %s: %v", name, err)
+	}
+}
+
+func usedLiteral(at time.Time) string {
+	return "'" + usedComment + at.UTC().Format(time.RFC3339) + "'"
+}
+
+// dropStale drops the templates of other migration files that no test
+// binary has begun cloning for staleAfter. It runs only when a new template
+// was just made, under the template lock, so it never races a template's
+// creation. A test binary of another checkout that found such a template
+// before it went makes it again (see templateCache.clone). A template whose last
+// use cannot be read is kept.
+func dropStale(ctx context.Context, admin *pgx.Conn, keep string, logf func(string, ...any)) {
+	rows, err := admin.Query(ctx, `SELECT datname, coalesce(shobj_description(oid, 'pg_database'), '')
+		FROM pg_database WHERE datistemplate AND starts_with(datname, $1) AND datname <> $2`, templatePrefix, keep)
+	if err != nil {
+		logf("dbtest: listing old templates: %v", err)
+		return
+	}
+	type old struct{ name, comment string }
+	var olds []old
+	var o old
+	_, err = pgx.ForEachRow(rows, []any{&o.name, &o.comment}, func() error {
+		olds = append(olds, o)
+		return nil
+	})
+	if err != nil {
+		logf("dbtest: listing old templates: %v", err)
+		return
+	}
+	for _, o := range olds {
+		used, ok := lastUsed(o.comment)
+		if !ok || time.Since(used) < staleAfter {
+			continue
+		}
+		// A template cannot be dropped; a clone under way holds a lock
+		// that DROP DATABASE waits for.
+		if _, err := admin.Exec(ctx, "ALTER DATABASE "+ident(o.name)+" WITH IS_TEMPLATE false"); err != nil {
+			logf("dbtest: dropping the unused template %s: %v", o.name, err)
+			continue
+		}
+		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident(o.name)); err != nil {
+			logf("dbtest: dropping the unused template %s: %v", o.name, err)
+			continue
+		}
+		logf("dbtest: dropped the template %s, unused since %s", o.name, used.Format(time.RFC3339))
+	}
+}
+
+func lastUsed(comment string) (time.Time, bool) {
+	s, ok := strings.CutPrefix(comment, usedComment)
+	if !ok {
+		return time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339, s)
+	return at, err == nil
+}
+
+func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
 
 func redactURL(u string) string {
 	cfg, err := pgx.ParseConfig(u)

@@ -25,7 +25,7 @@ func TestConformance(t *testing.T) {
 // unavailability rather than a driver error.
 func TestReadyUnmigrated(t *testing.T) {
 	t.Parallel()
-	st := pgstore.New(dbtest.Connect(t, dbtest.NewDatabase(t)))
+	st := pgstore.New(dbtest.Connect(t, dbtest.NewEmptyDatabase(t)))
 	err := st.Ready(t.Context())
 	if !errors.Is(err, session.ErrUnavailable) {
 		t.Errorf("Ready() on an unmigrated database = %v, want %v", err, session.ErrUnavailable)
