@@ -361,6 +361,12 @@ func createTemplate(ctx context.Context, admin *pgx.Conn, name string) error {
 		return err
 	}
 	v, err := migrations.Up(ctx, pool)
+	if err == nil {
+		// Frozen, as template0 is: once nobody may connect, only an
+		// anti-wraparound autovacuum would, and a clone under way would
+		// have to wait for it to go.
+		_, err = pool.Exec(ctx, "VACUUM (FREEZE)")
+	}
 	pool.Close()
 	if err != nil {
 		return err

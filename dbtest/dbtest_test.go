@@ -81,20 +81,6 @@ func TestNewEmptyDatabaseIsEmpty(t *testing.T) {
 	}
 }
 
-// Tests of many packages start at once, each wanting a database.
-func TestConcurrentClones(t *testing.T) {
-	t.Parallel()
-	for i := range 4 {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			t.Parallel()
-			pool, _ := NewPool(t)
-			if v, err := migrations.Current(t.Context(), pool); err != nil || v != migrations.Latest() {
-				t.Errorf("schema version = %d, %v; want %d", v, err, migrations.Latest())
-			}
-		})
-	}
-}
-
 // testTemplate returns a template name of this test's own, dropped when
 // the test ends, and a connection to the maintenance database.
 func testTemplate(t *testing.T) (string, *pgx.Conn) {
@@ -125,7 +111,8 @@ func (c *countingLog) logf(t *testing.T) func(string, ...any) {
 }
 
 // Test binaries that start together each find the template missing: one
-// makes it, the others wait for it, and then all clone it at once.
+// makes it, the others wait for it, and then all clone it at once (as the
+// tests of several packages do).
 func TestTemplateMadeOnceForConcurrentStarts(t *testing.T) {
 	t.Parallel()
 	name, _ := testTemplate(t)
