@@ -23,8 +23,6 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -195,11 +193,7 @@ func (c *templateCache) get(ctx context.Context, t testing.TB, admin *pgx.Conn) 
 		return c.name, nil
 	}
 	if c.name == "" {
-		dir, err := migrationsDir()
-		if err != nil {
-			return "", err
-		}
-		name, err := templateName(os.DirFS(dir))
+		name, err := templateName(migrations.Files(), migrations.VersionTable)
 		if err != nil {
 			return "", err
 		}
@@ -229,10 +223,10 @@ const staleAfter = 14 * 24 * time.Hour
 // binary last began cloning it.
 const usedComment = "slotd dbtest template, last used "
 
-// templateName hashes every file of the migrations package but its tests:
-// the SQL files, and the Go that says how they are applied (the version
-// table's name).
-func templateName(fsys fs.FS) (string, error) {
+// templateName hashes the migration files and the name of the table that
+// records them: a new or edited migration, or another way of applying
+// them, makes a new template.
+func templateName(fsys fs.FS, versionTable string) (string, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return "", err
@@ -241,9 +235,9 @@ func templateName(fsys fs.FS) (string, error) {
 	sql := false
 	for _, e := range entries {
 		n := e.Name()
-		if e.Type().IsRegular() && !strings.HasSuffix(n, "_test.go") {
+		if e.Type().IsRegular() && strings.HasSuffix(n, ".sql") {
 			names = append(names, n)
-			sql = sql || strings.HasSuffix(n, ".sql")
+			sql = true
 		}
 	}
 	if !sql {
@@ -251,6 +245,7 @@ func templateName(fsys fs.FS) (string, error) {
 	}
 	sort.Strings(names)
 	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00", versionTable)
 	for _, n := range names {
 		b, err := fs.ReadFile(fsys, n)
 		if err != nil {
@@ -260,32 +255,6 @@ func templateName(fsys fs.FS) (string, error) {
 		h.Write(b)
 	}
 	return templatePrefix + hex.EncodeToString(h.Sum(nil)[:8]), nil
-}
-
-// migrationsDir finds the source of the migrations package, whose files
-// are the ones embedded in this test binary: go test builds it from them.
-func migrationsDir() (string, error) {
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		dir := filepath.Join(filepath.Dir(file), "..", "migrations")
-		if _, err := os.Stat(dir); err == nil {
-			return dir, nil
-		}
-	}
-	// Built with -trimpath: go test runs a package's tests in the package's
-	// directory, which is inside the module.
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil &&
-			strings.HasPrefix(string(b), "module github.com/slotd/slotd\n") {
-			return filepath.Join(d, "migrations"), nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("the migrations of github.com/slotd/slotd are not found from %s", wd)
-		}
-	}
 }
 
 // ensureTemplate makes sure the database name is a template migrated to

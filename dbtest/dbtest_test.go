@@ -249,11 +249,10 @@ func TestTemplateNameFollowsTheFiles(t *testing.T) {
 	t.Parallel()
 	base := fstest.MapFS{
 		"001_sessions.sql": {Data: []byte("CREATE TABLE a ();")},
-		"migrations.go":    {Data: []byte("package migrations")},
 	}
-	name := func(fsys fstest.MapFS) string {
+	name := func(fsys fstest.MapFS, table ...string) string {
 		t.Helper()
-		n, err := templateName(fsys)
+		n, err := templateName(fsys, append(table, "slotd_schema_version")[0])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,32 +273,25 @@ func TestTemplateNameFollowsTheFiles(t *testing.T) {
 	if again := name(with("001_sessions.sql", "CREATE TABLE a ();")); again != got {
 		t.Errorf("the same files gave %q and %q", got, again)
 	}
-	if name(with("001_sessions_test.go", "package migrations")) != got {
-		t.Error("a test file changed the template's name")
+	if name(with("README.md", "notes")) != got {
+		t.Error("a file that is no migration changed the template's name")
 	}
 	for what, fsys := range map[string]fstest.MapFS{
-		"a new migration":      with("002_more.sql", "CREATE TABLE b ();"),
-		"an edited migration":  with("001_sessions.sql", "CREATE TABLE a (x int);"),
-		"a change of the code": with("migrations.go", "package migrations // other table"),
+		"a new migration":     with("002_more.sql", "CREATE TABLE b ();"),
+		"an edited migration": with("001_sessions.sql", "CREATE TABLE a (x int);"),
 	} {
 		if name(fsys) == got {
 			t.Errorf("%s kept the template's name %q", what, got)
 		}
 	}
-	if _, err := templateName(fstest.MapFS{"migrations.go": {}}); err == nil {
+	if name(base, "other_version_table") == got {
+		t.Error("another version table kept the template's name")
+	}
+	if _, err := templateName(fstest.MapFS{"README.md": {}}, "t"); err == nil {
 		t.Error("no migration files gave a template name")
 	}
-}
-
-// The real migrations are found, and name a template.
-func TestMigrationsDir(t *testing.T) {
-	t.Parallel()
-	dir, err := migrationsDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasSuffix(dir, "migrations") {
-		t.Errorf("migrationsDir() = %s", dir)
+	if _, err := templateName(migrations.Files(), migrations.VersionTable); err != nil {
+		t.Errorf("the embedded migrations name no template: %v", err)
 	}
 }
 

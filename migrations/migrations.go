@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
+	"io/fs"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -18,6 +19,12 @@ import (
 
 //go:embed *.sql
 var files embed.FS
+
+// VersionTable is the table that records which migrations were applied.
+const VersionTable = "slotd_schema_version"
+
+// Files are the embedded migration files.
+func Files() fs.FS { return files }
 
 // Up applies every migration not applied yet and returns the schema version.
 func Up(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
@@ -33,7 +40,7 @@ func up(ctx context.Context, db *sql.DB) (int64, error) {
 	}
 	p, err := goose.NewProvider(goose.DialectPostgres, db, files,
 		goose.WithSessionLocker(locker),
-		goose.WithTableName("slotd_schema_version"),
+		goose.WithTableName(VersionTable),
 	)
 	if err != nil {
 		return 0, fmt.Errorf("migrations: %w", err)
