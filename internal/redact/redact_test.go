@@ -207,7 +207,7 @@ func BenchmarkHasCard(b *testing.B) {
 // group) once did, one UUID in a few hundred.
 func TestRandomIDsAreNoCards(t *testing.T) {
 	t.Parallel()
-	for i := 0; i < 200000; i++ {
+	for i := 0; i < 50000; i++ {
 		for _, id := range []string{uuid.NewString(), uuid.Must(uuid.NewV7()).String(), "conv-" + strconv.FormatInt(time.Now().UnixNano()+int64(i), 10)} {
 			if HasCard(id) {
 				t.Fatalf("HasCard(%q) = true", id)
