@@ -257,7 +257,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	directTurn := func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
 		t := templates[slices.IndexFunc(dialogues, func(x Dialogue) bool { return x.Name == d.Name })][step]
 		key := session.Key{Tenant: cfg.Tenant, ConversationID: conv}
-		_, _, err := store.Turn(ctx, key, turnID, func(active *session.Session) (*session.Commit, error) {
+		_, err := store.Turn(ctx, key, turnID, func(active *session.Session) (*session.Commit, error) {
 			return rebase(t, active, key, turnID, time.Now().UTC())
 		})
 		return err

@@ -32,7 +32,7 @@ type recorder struct {
 	last template
 }
 
-func (r *recorder) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) ([]byte, bool, error) {
+func (r *recorder) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
 	return r.Store.Turn(ctx, key, turnID, func(active *session.Session) (*session.Commit, error) {
 		c, err := fn(active)
 		r.last = template{before: active, commit: c}

@@ -96,7 +96,7 @@ func TestStoreCountsWrittenEnds(t *testing.T) {
 	// A unit of work that fails writes nothing and counts nothing.
 	boom := errors.New("boom")
 	turn("c", sessiontest.Flights, map[string]any{"from": "MAD"})
-	err := st.Update(ctx, session.Lookup{ConversationID: "c"}, func(s *session.Session) (*session.Commit, error) {
+	_, err := st.Update(ctx, session.Lookup{ConversationID: "c"}, func(s *session.Session) (*session.Commit, error) {
 		ended := s.Clone()
 		ended.Status, ended.Version = session.Reset, s.Version+1
 		return &session.Commit{Ended: []*session.Session{ended}}, boom

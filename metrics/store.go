@@ -19,30 +19,20 @@ type store struct {
 	m *Metrics
 }
 
-func (s *store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) ([]byte, bool, error) {
-	var commit *session.Commit
-	resp, replayed, err := s.Store.Turn(ctx, key, turnID, func(active *session.Session) (*session.Commit, error) {
-		c, err := fn(active)
-		commit = c
-		return c, err
-	})
-	if err == nil && !replayed {
-		s.m.commit(commit)
+func (s *store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
+	a, err := s.Store.Turn(ctx, key, turnID, fn)
+	if err == nil && !a.Replayed {
+		s.m.commit(a.Commit)
 	}
-	return resp, replayed, err
+	return a, err
 }
 
-func (s *store) Update(ctx context.Context, l session.Lookup, fn func(*session.Session) (*session.Commit, error)) error {
-	var commit *session.Commit
-	err := s.Store.Update(ctx, l, func(cur *session.Session) (*session.Commit, error) {
-		c, err := fn(cur)
-		commit = c
-		return c, err
-	})
+func (s *store) Update(ctx context.Context, l session.Lookup, fn func(*session.Session) (*session.Commit, error)) (*session.Commit, error) {
+	c, err := s.Store.Update(ctx, l, fn)
 	if err == nil {
-		s.m.commit(commit)
+		s.m.commit(c)
 	}
-	return err
+	return c, err
 }
 
 func (s *store) EndSessions(ctx context.Context, f session.Filter, dryRun bool, fn session.EndFunc) ([]string, error) {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/slotd/slotd/internal/redact"
-	"github.com/slotd/slotd/merge"
 	"github.com/slotd/slotd/problem"
 )
 
@@ -102,7 +101,7 @@ func (e *Engine) ResetStale(ctx context.Context, f Filter, dryRun bool, now time
 	}
 	f.Status = Active
 	return e.store.EndSessions(ctx, f, dryRun, func(s *Session) (*Commit, error) {
-		return e.end(s, Reset, now), nil
+		return endCommit(e.contracts, s, Reset, now), nil
 	})
 }
 
@@ -114,7 +113,7 @@ func (e *Engine) Expire(ctx context.Context, f Filter, now time.Time) ([]string,
 	}
 	f.Status = Active
 	return e.store.EndSessions(ctx, f, false, func(s *Session) (*Commit, error) {
-		return e.end(s, Expired, now), nil
+		return endCommit(e.contracts, s, Expired, now), nil
 	})
 }
 
@@ -125,20 +124,4 @@ func (e *Engine) Purge(ctx context.Context, f Filter, dryRun bool) ([]string, er
 		return nil, problem.InvalidRequest("ended_longer_than", "required and positive")
 	}
 	return e.store.Purge(ctx, f, dryRun)
-}
-
-// end is the commit that ends s with status: every slot it held is recorded
-// as cleared, so no value changes without a history record.
-func (e *Engine) end(s *Session, status Status, now time.Time) *Commit {
-	out := s.Clone()
-	out.Status, out.EndedAt = status, now
-	out.Version++
-	commit := &Commit{Ended: []*Session{out}}
-	c := e.contracts.Get(s.Tool)
-	for _, slot := range slotOrder(c, s.State.Slots) {
-		commit.Changes = append(commit.Changes, ChangeRecord{
-			SessionID: s.ID, Version: out.Version, Slot: slot, Old: shown(c, slot, s.State.Slots[slot]), Decision: merge.Cleared, At: now,
-		})
-	}
-	return commit
 }

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -74,140 +73,144 @@ const defaultRetryAfter = 30
 // idempotency key; any other failure, or a result that breaks the output
 // contract, ends the session with a hand-off to a person.
 func (e *Engine) Complete(ctx context.Context, req CompleteRequest) (*Completion, error) {
-	if req.Failure == nil && req.Result == nil {
-		return nil, problem.InvalidRequest("outcome", "either result or failure is required")
+	if err := e.prepareCompletion(&req); err != nil {
+		return nil, err
 	}
-	if req.Failure != nil {
+	commit, err := e.store.Update(ctx, req.Lookup, func(s *Session) (*Commit, error) {
+		return e.completion(s, req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return commit.Completion, nil
+}
+
+// prepareCompletion validates a completion before any lookup, sets its
+// clock, and finds its session from the idempotency key: a late or retried
+// outcome lands on the session the backend call was made for, never on a
+// newer one of the conversation.
+func (e *Engine) prepareCompletion(req *CompleteRequest) error {
+	switch {
+	case req.Failure == nil && req.Result == nil:
+		return problem.InvalidRequest("outcome", "either result or failure is required")
+	case req.Failure != nil:
 		if _, ok := failures[req.Failure.Kind]; !ok {
-			return nil, problem.InvalidRequest("failure.kind", "one of timeout, unavailable, rate_limited, unauthorized, internal")
+			return problem.InvalidRequest("failure.kind", "one of timeout, unavailable, rate_limited, unauthorized, internal")
 		}
-	}
-	if req.Result != nil {
+	default:
 		b := bounds{depth: maxResultDepth, values: maxResultValues, text: maxResultText, field: "result"}
 		if err := b.check("result", req.Result, 1); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if len(req.IdempotencyKey) > maxIDLength {
-		return nil, problem.InvalidRequest("idempotency_key", "not a key slotd gave with READY")
+		return problem.InvalidRequest("idempotency_key", "not a key slotd gave with READY")
 	}
 	now, err := e.turnClock(req.Now)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	req.Now = now
-	// The key names the session the backend call was made for: a late or
-	// retried outcome lands there, never on a newer session of the
-	// conversation.
 	switch id := sessionOfKey(req.IdempotencyKey); {
 	case req.IdempotencyKey != "" && id == "":
-		return nil, problem.InvalidRequest("idempotency_key", "not a key slotd gave with READY")
+		return problem.InvalidRequest("idempotency_key", "not a key slotd gave with READY")
 	case req.Lookup.SessionID != "" && id != "" && id != req.Lookup.SessionID:
-		return nil, problem.InvalidRequest("idempotency_key", "the key belongs to another session")
+		return problem.InvalidRequest("idempotency_key", "the key belongs to another session")
 	case id != "":
 		req.Lookup.SessionID = id
 	case req.Lookup.SessionID == "":
-		return nil, problem.InvalidRequest("idempotency_key",
+		return problem.InvalidRequest("idempotency_key",
 			"required (or session_id): the key READY gave names the session the backend call was for")
 	}
-	if err := req.Lookup.validate(); err != nil {
-		return nil, err
-	}
-	var out *Completion
-	err = e.store.Update(ctx, req.Lookup, func(s *Session) (*Commit, error) {
-		// A retried CompleteSession of a session it already ended gets the
-		// same answer.
-		if len(s.Completion) > 0 {
-			if req.IdempotencyKey != "" && req.IdempotencyKey != s.CompletedKey {
-				return nil, ErrNotActive
-			}
-			out = &Completion{}
-			if err := json.Unmarshal(s.Completion, out); err != nil {
-				return nil, fmt.Errorf("session: stored completion: %w", err)
-			}
-			return nil, errReplayed
-		}
-		key := idempotencyKey(s.ID, s.State.Slots)
-		if s.LastAction != string(clarify.Ready) {
-			if s.Status != Active {
-				return nil, ErrNotActive
-			}
-			return nil, notReady(s.LastAction)
-		}
-		if req.IdempotencyKey != "" && req.IdempotencyKey != key {
-			return nil, &problem.Error{Code: "FailedPrecondition", Problem: problem.Problem{
-				Type: problem.TypeConflict, Title: "Not the session's idempotency key", Status: 409,
-				Detail: "The key does not belong to the arguments this session answered READY with.", OwnerActionRequired: true,
-			}}
-		}
-		c := e.contracts.Get(s.Tool)
-		if c == nil {
-			return nil, problem.UnknownTool(s.Tool, e.contracts.Names())
-		}
-		out = e.outcome(c, s, req, key)
-		if s.Status != Active && out.Action == clarify.Ready {
-			// The session ended (a change of topic, a reset, an expiry)
-			// while the call was in flight: no turn can retry it any more.
-			out.Action, out.IdempotencyKey = clarify.Handoff, ""
-			out.Problem.OwnerActionRequired = true
-		}
+	return req.Lookup.validate()
+}
 
-		next := s.Clone()
-		next.Version++
-		next.UpdatedAt = req.Now
-		kind := "result"
-		ended := next.EndedAt
-		if ended.IsZero() {
-			ended = req.Now
+// completion plans the completion of the locked session: its commit, with
+// the answer.
+func (e *Engine) completion(s *Session, req CompleteRequest) (*Commit, error) {
+	if len(s.Completion) > 0 {
+		// A retried CompleteSession of a session it already ended gets the
+		// same answer, and writes nothing.
+		if req.IdempotencyKey != "" && req.IdempotencyKey != s.CompletedKey {
+			return nil, ErrNotActive
 		}
-		switch out.Action {
-		case clarify.Ready:
-			// Retryable: the slots stay; the next turn answers READY again.
-			kind = "retryable failure"
-		case clarify.Handoff:
-			next.Status, next.EndedAt = Failed, ended
-			next.LastAction = string(clarify.Handoff)
-			kind = "failure"
-		default:
-			// The backend did the work, even for a session that ended
-			// meanwhile: it is completed.
-			next.Status, next.EndedAt = Completed, ended
+		out := &Completion{}
+		if err := json.Unmarshal(s.Completion, out); err != nil {
+			return nil, fmt.Errorf("session: stored completion: %w", err)
 		}
-		out.Session = viewOf(next, c, nil)
-		completion, err := json.Marshal(out)
-		if err != nil {
-			return nil, err
-		}
-		if next.Status != Active {
-			next.Completion, next.CompletedKey = completion, key
-		}
-		// The history keeps what the model was given, never the raw answer
-		// with fields the output contract drops or masks.
-		request, err := json.Marshal(map[string]any{"kind": kind, "output": out.Output, "failure": req.Failure})
-		if err != nil {
-			return nil, err
-		}
-		commit := &Commit{
-			Turn: &TurnRecord{ID: "complete:" + newID(), SessionID: s.ID, Version: next.Version,
-				Action: string(out.Action), Request: request, Response: completion, At: req.Now},
-		}
-		if next.Status == Active {
-			commit.Session = next
-		} else {
-			commit.Ended = []*Session{next}
-		}
-		return commit, nil
-	})
-	if errors.Is(err, errReplayed) {
-		return out, nil
+		return &Commit{Completion: out}, nil
 	}
+	key := idempotencyKey(s.ID, s.State.Slots)
+	switch {
+	case s.LastAction != string(clarify.Ready) && s.Status != Active:
+		return nil, ErrNotActive
+	case s.LastAction != string(clarify.Ready):
+		return nil, notReady(s.LastAction)
+	case req.IdempotencyKey != "" && req.IdempotencyKey != key:
+		return nil, &problem.Error{Code: "FailedPrecondition", Problem: problem.Problem{
+			Type: problem.TypeConflict, Title: "Not the session's idempotency key", Status: 409,
+			Detail: "The key does not belong to the arguments this session answered READY with.", OwnerActionRequired: true,
+		}}
+	}
+	c := e.contracts.Get(s.Tool)
+	if c == nil {
+		return nil, problem.UnknownTool(s.Tool, e.contracts.Names())
+	}
+	out := e.outcome(c, s, req, key)
+	if s.Status != Active && out.Action == clarify.Ready {
+		// The session ended (a change of topic, a reset, an expiry) while
+		// the call was in flight: no turn can retry it any more.
+		out.Action, out.IdempotencyKey = clarify.Handoff, ""
+		out.Problem.OwnerActionRequired = true
+	}
+	return completionCommit(c, s, req, out, key)
+}
+
+// completionCommit ends the session (or keeps it for a retry) and records
+// what the model was given, never the raw answer with fields the output
+// contract drops or masks.
+func completionCommit(c *contract.Contract, s *Session, req CompleteRequest, out *Completion, key string) (*Commit, error) {
+	next := s.Clone()
+	next.Version++
+	next.UpdatedAt = req.Now
+	ended := next.EndedAt
+	if ended.IsZero() {
+		ended = req.Now
+	}
+	kind := "result"
+	switch out.Action {
+	case clarify.Ready:
+		// Retryable: the slots stay; the next turn answers READY again.
+		kind = "retryable failure"
+	case clarify.Handoff:
+		next.Status, next.EndedAt, next.LastAction = Failed, ended, string(clarify.Handoff)
+		kind = "failure"
+	default:
+		// The backend did the work, even for a session that ended
+		// meanwhile: it is completed.
+		next.Status, next.EndedAt = Completed, ended
+	}
+	out.Session = viewOf(next, c, nil)
+	completion, err := json.Marshal(out)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	if next.Status != Active {
+		next.Completion, next.CompletedKey = completion, key
+	}
+	request, err := json.Marshal(map[string]any{"kind": kind, "output": out.Output, "failure": req.Failure})
+	if err != nil {
+		return nil, err
+	}
+	commit := &Commit{Completion: out, Turn: &TurnRecord{ID: "complete:" + newID(), SessionID: s.ID, Version: next.Version,
+		Action: string(out.Action), Request: request, Response: completion, At: req.Now}}
+	if next.Status == Active {
+		commit.Session = next
+	} else {
+		commit.Ended = []*Session{next}
+	}
+	return commit, nil
 }
-
-var errReplayed = errors.New("session: completion replayed")
 
 func notReady(last string) error {
 	return &problem.Error{Code: "FailedPrecondition", Problem: problem.Problem{

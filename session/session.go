@@ -144,6 +144,22 @@ type Commit struct {
 	// Turn is nil for work that is not a turn (a reset).
 	Turn    *TurnRecord
 	Changes []ChangeRecord
+	// Result is the answer of the turn the commit is of, and Completion
+	// that of a CompleteSession: what the engine hands back once the store
+	// has written the commit. Stores do not write them.
+	Result     *Result
+	Completion *Completion
+}
+
+// Applied is what Store.Turn did: answered a turn_id seen before from its
+// stored response, or wrote the commit the turn made.
+type Applied struct {
+	// Replayed: the turn_id was applied before; fn was not called.
+	Replayed bool
+	// Response is the turn's response as stored.
+	Response []byte
+	// Commit is what fn made and the store wrote; nil when Replayed.
+	Commit *Commit
 }
 
 // History is a session's turns and slot changes, oldest first.
@@ -163,10 +179,11 @@ type Store interface {
 	// Turn locks the conversation (one writer per conversation, also across
 	// processes) and, unless turnID was applied before, calls fn and writes
 	// its commit in the same unit of work. For a turnID seen before it
-	// returns the stored response with replayed true and does not call fn.
-	Turn(ctx context.Context, key Key, turnID string, fn TurnFunc) (response []byte, replayed bool, err error)
-	// Update locks the session's conversation and writes fn's commit.
-	Update(ctx context.Context, l Lookup, fn func(s *Session) (*Commit, error)) error
+	// returns the stored response, Replayed, and does not call fn.
+	Turn(ctx context.Context, key Key, turnID string, fn TurnFunc) (Applied, error)
+	// Update locks the session's conversation, calls fn with the session
+	// as it is under the lock, writes fn's commit and returns it.
+	Update(ctx context.Context, l Lookup, fn func(s *Session) (*Commit, error)) (*Commit, error)
 	// Session reads one session.
 	Session(ctx context.Context, l Lookup) (*Session, error)
 	// History reads a session's turns and changes.

@@ -76,14 +76,14 @@ func (c *conversation) tryLock() bool {
 func (c *conversation) unlock() { <-c.lock }
 
 // Turn implements session.Store.
-func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) ([]byte, bool, error) {
+func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
 	c := st.conversation(key)
 	if err := lockConversation(ctx, c); err != nil {
-		return nil, false, err
+		return session.Applied{}, err
 	}
 	defer c.unlock()
 	if t, ok := c.turns[turnID]; ok {
-		return append([]byte(nil), t.response...), true, nil
+		return session.Applied{Replayed: true, Response: append([]byte(nil), t.response...)}, nil
 	}
 	var current *session.Session
 	st.mu.Lock()
@@ -93,14 +93,15 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 	st.mu.Unlock()
 	commit, err := fn(current)
 	if err != nil {
-		return nil, false, err
+		return session.Applied{}, err
 	}
 	st.write(c, commit)
+	applied := session.Applied{Commit: commit}
 	if commit.Turn != nil {
 		c.turns[turnID] = storedTurn{sessionID: commit.Turn.SessionID, response: append([]byte(nil), commit.Turn.Response...)}
-		return append([]byte(nil), commit.Turn.Response...), false, nil
+		applied.Response = append([]byte(nil), commit.Turn.Response...)
 	}
-	return nil, false, nil
+	return applied, nil
 }
 
 func (st *Store) write(c *conversation, commit *session.Commit) {
@@ -125,14 +126,14 @@ func (st *Store) write(c *conversation, commit *session.Commit) {
 }
 
 // Update implements session.Store.
-func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *session.Session) (*session.Commit, error)) error {
+func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *session.Session) (*session.Commit, error)) (*session.Commit, error) {
 	s, err := st.Session(ctx, l)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c := st.conversation(s.Key)
 	if err := lockConversation(ctx, c); err != nil {
-		return err
+		return nil, err
 	}
 	defer c.unlock()
 	// Read again under the conversation's lock: a turn may have moved on,
@@ -141,14 +142,14 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 		l = session.Lookup{Tenant: l.Tenant, SessionID: s.ID}
 	}
 	if s, err = st.Session(ctx, l); err != nil {
-		return err
+		return nil, err
 	}
 	commit, err := fn(s)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	st.write(c, commit)
-	return nil
+	return commit, nil
 }
 
 // Session implements session.Store.

@@ -131,9 +131,10 @@ const (
 )
 
 // Turn implements session.Store.
-func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) ([]byte, bool, error) {
+func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
 	var response []byte
 	var replayed bool
+	var commit *session.Commit
 	err := st.inTx(ctx, func(tx pgx.Tx) error {
 		// One round trip: create-if-absent, lock, idempotency check, read.
 		b := &pgx.Batch{}
@@ -171,8 +172,7 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 		if err != nil || replayed {
 			return err
 		}
-		commit, err := fn(active)
-		if err != nil {
+		if commit, err = fn(active); err != nil {
 			return err
 		}
 		if commit.Turn != nil {
@@ -181,9 +181,9 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 		return write(ctx, tx, key, commit)
 	})
 	if err != nil {
-		return nil, false, interpret(err)
+		return session.Applied{}, interpret(err)
 	}
-	return response, replayed, nil
+	return session.Applied{Replayed: replayed, Response: response, Commit: commit}, nil
 }
 
 // write queues a commit's statements in one batch.
@@ -264,11 +264,12 @@ var readCommitted = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 var errStaleVersion = errors.New("pgstore: session version did not advance")
 
 // Update implements session.Store.
-func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *session.Session) (*session.Commit, error)) error {
+func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *session.Session) (*session.Commit, error)) (*session.Commit, error) {
 	s, err := st.Session(ctx, l)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var commit *session.Commit
 	err = st.inTx(ctx, func(tx pgx.Tx) error {
 		var activeID *string
 		if err := tx.QueryRow(ctx, lockConversation, s.Key.Tenant, s.Key.ConversationID).Scan(&activeID); err != nil {
@@ -290,13 +291,15 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 		if err != nil {
 			return err
 		}
-		commit, err := fn(cur)
-		if err != nil {
+		if commit, err = fn(cur); err != nil {
 			return err
 		}
 		return write(ctx, tx, s.Key, commit)
 	})
-	return interpret(err)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	return commit, nil
 }
 
 // Session implements session.Store.

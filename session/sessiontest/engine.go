@@ -489,7 +489,7 @@ func testNotFound(t *testing.T, h *harness) {
 		wantErr(t, "History "+what, err, session.ErrNotFound)
 		_, _, err = h.engine.Reset(h.ctx, l, Now)
 		wantErr(t, "Reset "+what, err, session.ErrNotFound)
-		err = h.store.Update(h.ctx, l, func(s *session.Session) (*session.Commit, error) {
+		err = h.storeUpdate(l, func(s *session.Session) (*session.Commit, error) {
 			t.Errorf("Update %s called its function with %s", what, js(s))
 			return nil, nil
 		})

@@ -237,11 +237,24 @@ func (h *harness) slowEngine() *session.Engine {
 
 type slowStore struct{ session.Store }
 
-func (s slowStore) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) ([]byte, bool, error) {
+func (s slowStore) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
 	return s.Store.Turn(ctx, key, turnID, func(active *session.Session) (*session.Commit, error) {
 		time.Sleep(2 * time.Millisecond)
 		return fn(active)
 	})
+}
+
+// storeTurn is the store's Turn with the harness's context, its outcome as
+// the response and whether it was replayed.
+func (h *harness) storeTurn(key session.Key, turnID string, fn session.TurnFunc) ([]byte, bool, error) {
+	a, err := h.store.Turn(h.ctx, key, turnID, fn)
+	return a.Response, a.Replayed, err
+}
+
+// storeUpdate is the store's Update with the harness's context.
+func (h *harness) storeUpdate(l session.Lookup, fn func(*session.Session) (*session.Commit, error)) error {
+	_, err := h.store.Update(h.ctx, l, fn)
+	return err
 }
 
 // key is the harness's conversation.

@@ -75,7 +75,7 @@ func counter(s *session.Session) int {
 
 func testStoreReplay(t *testing.T, h *harness) {
 	key := h.key()
-	first, replayed, err := h.store.Turn(h.ctx, key, "turn-1", func(active *session.Session) (*session.Commit, error) {
+	first, replayed, err := h.storeTurn(key, "turn-1", func(active *session.Session) (*session.Commit, error) {
 		if active != nil {
 			t.Errorf("first turn of a new conversation got active session %s", js(active))
 		}
@@ -85,7 +85,7 @@ func testStoreReplay(t *testing.T, h *harness) {
 		t.Fatalf("first Turn: replayed %v, error %v; want false, nil", replayed, err)
 	}
 	called := false
-	second, replayed, err := h.store.Turn(h.ctx, key, "turn-1", func(active *session.Session) (*session.Commit, error) {
+	second, replayed, err := h.storeTurn(key, "turn-1", func(active *session.Session) (*session.Commit, error) {
 		called = true
 		return storeCommit(active, key, "turn-1", Now, map[string]any{"n": "2"}), nil
 	})
@@ -118,7 +118,7 @@ func testStoreTurnsSerialize(t *testing.T, h *harness) {
 		wg.Go(func() {
 			<-start
 			id := fmt.Sprintf("turn-%02d", i)
-			_, _, errs[i] = h.store.Turn(h.ctx, key, id, func(active *session.Session) (*session.Commit, error) {
+			_, _, errs[i] = h.storeTurn(key, id, func(active *session.Session) (*session.Commit, error) {
 				if inside.Add(1) > 1 {
 					overlaps.Add(1)
 				}
@@ -154,7 +154,7 @@ func testStoreTurnsSerialize(t *testing.T, h *harness) {
 func testStoreUpdatesSerialize(t *testing.T, h *harness) {
 	const n = 10 // turns, and as many updates
 	key := h.key()
-	if _, _, err := h.store.Turn(h.ctx, key, "turn-start", func(active *session.Session) (*session.Commit, error) {
+	if _, _, err := h.storeTurn(key, "turn-start", func(active *session.Session) (*session.Commit, error) {
 		return storeCommit(active, key, "turn-start", Now, map[string]any{"n": "1"}), nil
 	}); err != nil {
 		t.Fatalf("first Turn: %v", err)
@@ -166,7 +166,7 @@ func testStoreUpdatesSerialize(t *testing.T, h *harness) {
 		wg.Go(func() {
 			<-start
 			id := fmt.Sprintf("turn-%02d", i)
-			_, _, errs[i] = h.store.Turn(h.ctx, key, id, func(active *session.Session) (*session.Commit, error) {
+			_, _, errs[i] = h.storeTurn(key, id, func(active *session.Session) (*session.Commit, error) {
 				next := counter(active) + 1
 				time.Sleep(time.Millisecond)
 				return storeCommit(active, key, id, Now, map[string]any{"n": strconv.Itoa(next)}), nil
@@ -174,7 +174,7 @@ func testStoreUpdatesSerialize(t *testing.T, h *harness) {
 		})
 		wg.Go(func() {
 			<-start
-			errs[n+i] = h.store.Update(h.ctx, h.active(), func(s *session.Session) (*session.Commit, error) {
+			errs[n+i] = h.storeUpdate(h.active(), func(s *session.Session) (*session.Commit, error) {
 				next := counter(s) + 1
 				time.Sleep(time.Millisecond)
 				return storeCommit(s, key, "", Now, map[string]any{"n": strconv.Itoa(next)}), nil
@@ -204,7 +204,7 @@ func testTurnFuncError(t *testing.T, h *harness) {
 	key := h.key()
 
 	// On a new conversation: no session, and the turn_id is not spent.
-	_, _, err := h.store.Turn(h.ctx, key, "turn-1", func(active *session.Session) (*session.Commit, error) {
+	_, _, err := h.storeTurn(key, "turn-1", func(active *session.Session) (*session.Commit, error) {
 		return storeCommit(active, key, "turn-1", Now, map[string]any{"n": "1"}), errBoom
 	})
 	wantErr(t, "Turn whose function fails", err, errBoom)
@@ -212,7 +212,7 @@ func testTurnFuncError(t *testing.T, h *harness) {
 	wantErr(t, "session after a failed first turn", err, session.ErrNotFound)
 
 	called := false
-	_, replayed, err := h.store.Turn(h.ctx, key, "turn-1", func(active *session.Session) (*session.Commit, error) {
+	_, replayed, err := h.storeTurn(key, "turn-1", func(active *session.Session) (*session.Commit, error) {
 		called = true
 		if active != nil {
 			t.Errorf("retry of a failed first turn got active session %s, want none", js(active))
@@ -226,7 +226,7 @@ func testTurnFuncError(t *testing.T, h *harness) {
 
 	// On a session: a function that scribbles on what it was given and
 	// then fails changes nothing.
-	_, _, err = h.store.Turn(h.ctx, key, "turn-2", func(active *session.Session) (*session.Commit, error) {
+	_, _, err = h.storeTurn(key, "turn-2", func(active *session.Session) (*session.Commit, error) {
 		c := storeCommit(active, key, "turn-2", Now.Add(time.Minute), map[string]any{"n": "2", "extra": "x"})
 		active.State.Slots["n"] = "scribbled"
 		active.Version = 99
@@ -242,7 +242,7 @@ func testTurnFuncError(t *testing.T, h *harness) {
 		t.Errorf("after a failed turn the history holds %d turns and %d changes, want 1 and 1", len(hist.Turns), len(hist.Changes))
 	}
 	// Nor was its turn_id spent.
-	_, replayed, err = h.store.Turn(h.ctx, key, "turn-2", func(active *session.Session) (*session.Commit, error) {
+	_, replayed, err = h.storeTurn(key, "turn-2", func(active *session.Session) (*session.Commit, error) {
 		if counter(active) != 1 {
 			t.Errorf("retry of a failed turn sees n = %d, want 1", counter(active))
 		}
@@ -255,13 +255,13 @@ func testTurnFuncError(t *testing.T, h *harness) {
 
 func testUpdateFuncError(t *testing.T, h *harness) {
 	key := h.key()
-	if _, _, err := h.store.Turn(h.ctx, key, "turn-1", func(active *session.Session) (*session.Commit, error) {
+	if _, _, err := h.storeTurn(key, "turn-1", func(active *session.Session) (*session.Commit, error) {
 		return storeCommit(active, key, "turn-1", Now, map[string]any{"n": "1"}), nil
 	}); err != nil {
 		t.Fatalf("Turn: %v", err)
 	}
 	before := h.load(h.active())
-	err := h.store.Update(h.ctx, h.active(), func(s *session.Session) (*session.Commit, error) {
+	err := h.storeUpdate(h.active(), func(s *session.Session) (*session.Commit, error) {
 		c := storeCommit(s, key, "", Now.Add(time.Minute), map[string]any{"n": "2"})
 		ended := c.Session.Clone()
 		ended.Status, ended.EndedAt = session.Reset, Now.Add(time.Minute)
@@ -304,7 +304,7 @@ func testStoreRoundTrip(t *testing.T, h *harness) {
 		{SessionID: s.ID, Version: 1, TurnID: "turn-1", Slot: "amount", New: "1200.00", Decision: merge.Filled, At: at},
 		{SessionID: s.ID, Version: 1, TurnID: "turn-1", Slot: "amount", Old: "1200.00", New: "1340.00", Decision: merge.Pending, At: at},
 	}
-	resp, replayed, err := h.store.Turn(h.ctx, key, "turn-1", func(active *session.Session) (*session.Commit, error) {
+	resp, replayed, err := h.storeTurn(key, "turn-1", func(active *session.Session) (*session.Commit, error) {
 		return &session.Commit{Session: s.Clone(), Turn: turn, Changes: changes}, nil
 	})
 	if err != nil || replayed {
@@ -350,7 +350,7 @@ func testStoreRoundTrip(t *testing.T, h *harness) {
 	ended := s.Clone()
 	ended.Version, ended.Status = 2, session.Completed
 	ended.EndedAt, ended.UpdatedAt = at.Add(time.Minute), at.Add(time.Minute)
-	if err := h.store.Update(h.ctx, h.active(), func(cur *session.Session) (*session.Commit, error) {
+	if err := h.storeUpdate(h.active(), func(cur *session.Session) (*session.Commit, error) {
 		wantSession(t, "Update's view", cur, s)
 		return &session.Commit{Session: ended.Clone()}, nil
 	}); err != nil {

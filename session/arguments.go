@@ -1,0 +1,58 @@
+package session
+
+import (
+	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/merge"
+	"github.com/slotd/slotd/problem"
+)
+
+// merge normalizes every argument (the before phase) and checks it against
+// its own property schema; a refused value is never stored, and reported.
+// What fits is merged: nulls never overwrite, irreversible changes wait.
+func (t *turn) merge() {
+	s := t.s
+	normalized, rejected, refused := normalizeArgs(t.c, t.args, t.env)
+	for _, fe := range refused {
+		slot := contract.SlotOf(fe.Pointer)
+		t.changes = append(t.changes, merge.Change{Slot: slot, Old: s.State.Slots[slot], New: t.args[slot], Decision: merge.Rejected})
+	}
+	state, merged := merge.Apply(s.State, normalized, func(slot string) bool {
+		p := t.c.Property(slot)
+		return p != nil && p.Irreversible
+	})
+	s.State = state
+	t.changes = append(t.changes, merged...)
+	t.merged, t.rejected, t.refused = merged, rejected, refused
+}
+
+// normalizeArgs normalizes the arguments (contract.NormalizeArgs: known
+// ones in contract order, slots they imply such as a currency, then unknown
+// keys) and turns them into merge arguments in contract order. It returns the
+// slots whose value was refused, and why.
+func normalizeArgs(c *contract.Contract, raw map[string]any, env contract.Env) ([]merge.Arg, []string, []problem.FieldError) {
+	values, errs := c.NormalizeArgs(raw, env)
+	names := make([]string, 0, len(raw)+len(values))
+	for k := range raw {
+		names = append(names, k)
+	}
+	for k := range values {
+		if _, ok := raw[k]; !ok {
+			names = append(names, k) // implied by another argument
+		}
+	}
+	var args []merge.Arg
+	for _, slot := range c.InOrder(names) {
+		if v, ok := values[slot]; ok {
+			args = append(args, merge.Arg{Slot: slot, Value: v})
+		} else if contract.IsEmpty(raw[slot]) {
+			args = append(args, merge.Arg{Slot: slot, Empty: true})
+		}
+	}
+	var rejected []string
+	for _, fe := range errs {
+		if slot := contract.SlotOf(fe.Pointer); c.Property(slot) != nil {
+			rejected = append(rejected, slot)
+		}
+	}
+	return args, rejected, errs
+}

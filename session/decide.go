@@ -1,0 +1,43 @@
+package session
+
+import (
+	"github.com/slotd/slotd/clarify"
+	"github.com/slotd/slotd/merge"
+)
+
+// decide picks the next step (clarify.Decide). The idempotency key of the
+// arguments as they now stand answers both "were these approved?" and
+// READY. A "no" to the final approval with nothing changed cancels; an
+// approval answers one CONFIRM: a new summary needs a new "yes", and a "no"
+// withdraws any earlier one.
+func (t *turn) decide() {
+	s := t.s
+	t.key = idempotencyKey(s.ID, s.State.Slots)
+	t.report = t.c.Check(s.State.Slots)
+	t.step = clarify.Decide(clarify.Input{
+		Contract: t.c,
+		State:    s.State,
+		Report:   t.report,
+		Rejected: t.rejected,
+		Approved: s.ApprovedKey != "" && s.ApprovedKey == t.key,
+		Locale:   s.Locale,
+	})
+	if t.declined && !changedSlots(t.merged) {
+		t.step = clarify.Step{Action: clarify.Cancelled, Question: &clarify.Question{Text: clarify.Notice(t.c, s.Locale, "cancelled")}}
+		s.Status, s.EndedAt = Cancelled, t.in.req.Now
+	}
+	if t.declined || t.step.Action == clarify.Confirm {
+		s.ApprovedKey = ""
+	}
+}
+
+// changedSlots reports whether the arguments changed any slot, or wait to.
+func changedSlots(changes []merge.Change) bool {
+	for _, ch := range changes {
+		switch ch.Decision {
+		case merge.Filled, merge.Overwritten, merge.Pending:
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,198 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/problem"
+)
+
+// Engine runs turns against a Store with a catalog of contracts.
+type Engine struct {
+	store     Store
+	contracts *contract.Catalog
+	clock     func() time.Time
+	defaults  Defaults
+	zones     sync.Map // name → *time.Location
+}
+
+// Defaults are the server's settings for what contracts leave open.
+type Defaults struct {
+	// StaleAfter and TTL are the lifetimes of sessions whose contract sets
+	// none.
+	StaleAfter time.Duration
+	TTL        time.Duration
+	// MaxAttempts is how many failed attempts a slot gets before a
+	// hand-off, for slots without x-slotd.max_attempts; 0 means 3.
+	MaxAttempts int
+	// TrustClientClock accepts any `now` a caller sends (replays, scripts,
+	// tests). Otherwise `now` must be within ClockWindow of the server's
+	// clock, so that no client can date its sessions past their lifetimes.
+	TrustClientClock bool
+	// ClockWindow is how far a caller's `now` may be from the server's
+	// clock; 0 means DefaultClockWindow.
+	ClockWindow time.Duration
+}
+
+// DefaultMaxAttempts: the first retry fixes most refused values, the second
+// fewer, the third almost none.
+const DefaultMaxAttempts = 3
+
+// DefaultClockWindow is how far a caller's clock may be off the server's.
+const DefaultClockWindow = 5 * time.Minute
+
+// NewEngine builds an engine; clock is the server's clock (time.Now when nil),
+// used when a turn brings none.
+func NewEngine(store Store, contracts *contract.Catalog, clock func() time.Time) *Engine {
+	if clock == nil {
+		clock = time.Now
+	}
+	e := &Engine{store: store, contracts: contracts, clock: clock}
+	e.SetDefaults(Defaults{})
+	return e
+}
+
+// SetDefaults sets what contracts leave open; call it before the engine
+// serves.
+func (e *Engine) SetDefaults(d Defaults) {
+	if d.MaxAttempts <= 0 {
+		d.MaxAttempts = DefaultMaxAttempts
+	}
+	if d.ClockWindow <= 0 {
+		d.ClockWindow = DefaultClockWindow
+	}
+	e.defaults = d
+}
+
+// Contracts is the engine's catalog.
+func (e *Engine) Contracts() *contract.Catalog { return e.contracts }
+
+// Lifetimes are the tool's stale_after and ttl, or the server's defaults.
+func (e *Engine) Lifetimes(tool string) (staleAfter, ttl time.Duration) {
+	return lifetimes(e.contracts, e.defaults, tool)
+}
+
+// Turn runs one turn: it validates the request, locks the conversation
+// through the store, plans the turn on the conversation's current session
+// (plan.go) and commits the plan in the same unit of work. A turn_id seen
+// before gets its stored response, Replayed.
+func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
+	trace := traceFrom(ctx)
+	if trace != nil {
+		trace.Request = req
+	}
+	c, err := e.prepare(&req)
+	if err != nil {
+		return nil, err
+	}
+	id := newID()
+	applied, err := e.store.Turn(ctx, Key{Tenant: req.Tenant, ConversationID: req.ConversationID}, req.TurnID,
+		func(current *Session) (*Commit, error) {
+			_, commit, err := plan(planInput{contract: c, contracts: e.contracts, config: e.defaults, req: req,
+				current: current, zones: e.zonesOf(req, current), newID: id})
+			return commit, err
+		})
+	if err != nil {
+		return nil, err
+	}
+	var result *Result
+	if applied.Replayed {
+		result = &Result{Replayed: true}
+		if err := json.Unmarshal(applied.Response, result); err != nil {
+			return nil, fmt.Errorf("session: stored response of turn %s: %w", req.TurnID, err)
+		}
+	} else {
+		result = applied.Commit.Result
+	}
+	if trace != nil {
+		trace.Request, trace.Result = req, result
+	}
+	return result, nil
+}
+
+// prepare validates a turn request, finds its contract and sets its clock.
+func (e *Engine) prepare(req *TurnRequest) (*contract.Contract, error) {
+	if err := req.validate(); err != nil {
+		return nil, err
+	}
+	c := e.contracts.Get(req.Tool)
+	if c == nil {
+		return nil, problem.UnknownTool(req.Tool, e.contracts.Names())
+	}
+	now, err := e.turnClock(req.Now)
+	if err != nil {
+		return nil, err
+	}
+	req.Now = now
+	if req.TimeZone != "" {
+		if _, err := e.location(req.TimeZone); err != nil {
+			return nil, problem.InvalidRequest("time_zone", "not an IANA time zone such as Europe/Moscow")
+		}
+	}
+	return c, nil
+}
+
+// turnClock is the clock a call runs on: the server's, or the caller's
+// `now` when it is trusted or within the window of the server's.
+func (e *Engine) turnClock(now time.Time) (time.Time, error) {
+	server := e.clock().UTC()
+	if now.IsZero() {
+		return server, nil
+	}
+	now = now.UTC()
+	if e.defaults.TrustClientClock {
+		return now, nil
+	}
+	if d := now.Sub(server); d > e.defaults.ClockWindow || d < -e.defaults.ClockWindow {
+		return time.Time{}, problem.InvalidRequest("now", fmt.Sprintf(
+			"the client clock is %s off the server's; it may be at most %s off (leave now out to use the server's clock)",
+			d.Round(time.Second), e.defaults.ClockWindow))
+	}
+	return now, nil
+}
+
+// zonesOf are the time zones a turn may resolve dates in: the request's and
+// the current session's.
+func (e *Engine) zonesOf(req TurnRequest, current *Session) map[string]*time.Location {
+	zones := map[string]*time.Location{}
+	for _, name := range []string{req.TimeZone, sessionZone(current)} {
+		if loc, err := e.location(name); err == nil {
+			zones[name] = loc
+		}
+	}
+	return zones
+}
+
+func sessionZone(s *Session) string {
+	if s == nil {
+		return ""
+	}
+	return s.TimeZone
+}
+
+// location loads a time zone once per name.
+func (e *Engine) location(name string) (*time.Location, error) {
+	if v, ok := e.zones.Load(name); ok {
+		return v.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	e.zones.Store(name, loc)
+	return loc, nil
+}
+
+func newID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}

@@ -1,0 +1,161 @@
+package session
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/slotd/slotd/clarify"
+	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/merge"
+	"github.com/slotd/slotd/problem"
+)
+
+// lifetime decides, with the turn's clock, what becomes of the current
+// session: one that ended outside a turn makes way (said so when it expired
+// or was reset); past its ttl it expires and a new one starts (said so); a
+// turn for another tool ends it as abandoned, its fitting slots carried
+// over; past stale_after the user is asked whether to go on, and the
+// answer to that question comes here too.
+func (t *turn) lifetime() error {
+	req, c := t.in.req, t.in.contract
+	t.args, t.confirm = req.Arguments, req.Confirmation
+	s := t.in.current
+	if s != nil && s.Status != Active {
+		switch s.Status {
+		case Expired:
+			t.previous, t.notice = s, clarify.Notice(c, turnLocale(req, s, c), "expired")
+		case Reset:
+			t.previous, t.notice = s, clarify.Notice(c, turnLocale(req, s, c), "closed")
+		}
+		s = nil
+	}
+	if s != nil {
+		_, ttl := lifetimes(t.in.contracts, t.in.config, s.Tool)
+		switch {
+		case ttl > 0 && req.Now.Sub(s.UpdatedAt) >= ttl:
+			t.end(s, Expired)
+			t.notice = clarify.Notice(c, turnLocale(req, s, c), "expired")
+			s = nil
+		case s.Tool != c.Name:
+			t.end(s, Abandoned)
+			if c.CarryOver {
+				t.carried = s.State.Slots
+			}
+			s = nil
+		}
+	}
+	// A session that goes on is bounded; one that just ended is not held
+	// to its length.
+	if s != nil && s.Version >= MaxTurnsPerSession {
+		return tooLong()
+	}
+	t.s = s
+	if s != nil {
+		return t.staleness()
+	}
+	return nil
+}
+
+// staleness handles a session that goes on: the answer to "shall we go
+// on?" (the held arguments come back, with this turn's on top, within the
+// bounds of one request), or a session idle past stale_after.
+func (t *turn) staleness() error {
+	s, req := t.s, t.in.req
+	staleAfter, _ := lifetimes(t.in.contracts, t.in.config, s.Tool)
+	switch {
+	case s.LastAction == string(clarify.Resume):
+		t.args = mergeArgs(s.Held, t.args)
+		if err := checkArgs(t.args); err != nil {
+			return err
+		}
+		switch {
+		case t.confirm == nil:
+			t.resume = true
+		case !*t.confirm:
+			t.end(s, Reset)
+			t.notice = clarify.Notice(t.c, turnLocale(req, s, t.c), "restarted")
+			t.s = nil
+		}
+		t.confirm = nil // consumed by the resume question
+	case staleAfter > 0 && req.Now.Sub(s.UpdatedAt) >= staleAfter:
+		t.resume = true
+	}
+	return nil
+}
+
+// end ends s within the turn's commit and reports it as the previous
+// session.
+func (t *turn) end(s *Session, status Status) {
+	ended := endCommit(t.in.contracts, s, status, t.in.req.Now)
+	t.commit.Ended = append(t.commit.Ended, ended.Ended...)
+	t.commit.Changes = append(t.commit.Changes, ended.Changes...)
+	t.previous = ended.Ended[0]
+}
+
+// endCommit is the commit that ends s with status: every slot it held is
+// recorded as cleared, so no value changes without a history record.
+func endCommit(contracts *contract.Catalog, s *Session, status Status, now time.Time) *Commit {
+	out := s.Clone()
+	out.Status, out.EndedAt = status, now
+	out.Version++
+	commit := &Commit{Ended: []*Session{out}}
+	c := contracts.Get(s.Tool)
+	for _, slot := range slotOrder(c, s.State.Slots) {
+		commit.Changes = append(commit.Changes, ChangeRecord{
+			SessionID: s.ID, Version: out.Version, Slot: slot, Old: shown(c, slot, s.State.Slots[slot]), Decision: merge.Cleared, At: now,
+		})
+	}
+	return commit
+}
+
+// lifetimes are the tool's stale_after and ttl, or the server's defaults.
+func lifetimes(contracts *contract.Catalog, d Defaults, tool string) (staleAfter, ttl time.Duration) {
+	staleAfter, ttl = d.StaleAfter, d.TTL
+	if c := contracts.Get(tool); c != nil {
+		if c.StaleAfter > 0 {
+			staleAfter = c.StaleAfter
+		}
+		if c.TTL > 0 {
+			ttl = c.TTL
+		}
+	}
+	return staleAfter, ttl
+}
+
+// turnLocale is the locale a turn speaks: the request's, else the
+// session's, else the contract's default.
+func turnLocale(req TurnRequest, s *Session, c *contract.Contract) string {
+	switch {
+	case req.Locale != "":
+		return req.Locale
+	case s != nil && s.Locale != "":
+		return s.Locale
+	}
+	return c.DefaultLocale
+}
+
+// mergeArgs lays b's keys over a's; a null in b does not hide a value in a.
+func mergeArgs(a, b map[string]any) map[string]any {
+	if len(a) == 0 {
+		return b
+	}
+	out := make(map[string]any, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if _, ok := out[k]; ok && contract.IsEmpty(v) {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func tooLong() error {
+	return &problem.Error{Code: "FailedPrecondition", Problem: problem.Problem{
+		Type: problem.TypeTooLong, Title: "The session has too many turns", Status: 409,
+		Detail:              fmt.Sprintf("A session keeps at most %d turns; reset it (ResetSession) to go on.", MaxTurnsPerSession),
+		OwnerActionRequired: true,
+	}}
+}

@@ -1,0 +1,31 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// record finishes the turn: the session's marks and the turn's facts (what
+// the turn showed about the model's arguments, for metrics and logs), the
+// response and the request (as present masked it) encoded, and the
+// commit: the ended sessions, the session, the turn and every change.
+func (t *turn) record(res *Result) (*Result, *Commit, error) {
+	s, req := t.s, t.in.req
+	s.Marks, res.Facts = observe(t.c, s.Marks, res)
+	res.Facts.Valid = t.valid
+	response, err := json.Marshal(res)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: encode response: %w", err)
+	}
+	request, err := json.Marshal(t.request)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: encode request: %w", err)
+	}
+	commit := t.commit
+	commit.Session = s
+	commit.Turn = &TurnRecord{ID: req.TurnID, SessionID: s.ID, Version: s.Version, Action: string(res.Action),
+		Request: request, Response: response, At: req.Now}
+	commit.Changes = append(commit.Changes, t.records()...)
+	commit.Result = res
+	return res, &commit, nil
+}

@@ -1,0 +1,56 @@
+package session
+
+import (
+	"time"
+
+	"github.com/slotd/slotd/clarify"
+	"github.com/slotd/slotd/merge"
+	"github.com/slotd/slotd/problem"
+)
+
+// Result is a turn's response. It is stored as JSON with the turn and
+// returned unchanged when the same turn_id comes again.
+type Result struct {
+	Session        View              `json:"session"`
+	Action         clarify.Action    `json:"action"`
+	Question       *clarify.Question `json:"question,omitempty"`
+	Changes        []Change          `json:"changes,omitempty"`
+	Arguments      map[string]any    `json:"arguments,omitempty"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	Problem        *problem.Problem  `json:"problem,omitempty"`
+	TurnID         string            `json:"turn_id"`
+	// Previous is the session this turn ended (expired, abandoned, reset).
+	Previous *View `json:"previous_session,omitempty"`
+	// Notice tells the user what happened to the session itself.
+	Notice string `json:"notice,omitempty"`
+	// Replayed is true when the response was stored by an earlier delivery.
+	Replayed bool `json:"-"`
+	// Facts are what the turn showed, for metrics and logs (facts.go).
+	Facts Facts `json:"-"`
+}
+
+// Change is a slot change as reported to the orchestrator.
+type Change struct {
+	merge.Change
+	Message string `json:"message,omitempty"`
+}
+
+// View is a session as reported to the orchestrator.
+type View struct {
+	ID             string         `json:"id"`
+	ConversationID string         `json:"conversation_id"`
+	Tool           string         `json:"tool"`
+	Status         Status         `json:"status"`
+	Version        int64          `json:"version"`
+	Slots          map[string]any `json:"slots"`
+	Missing        []string       `json:"missing,omitempty"`
+	Pending        []merge.Change `json:"pending,omitempty"`
+	Locale         string         `json:"locale,omitempty"`
+	TimeZone       string         `json:"time_zone,omitempty"`
+	CreatedAt      time.Time      `json:"created_at"`
+	UpdatedAt      time.Time      `json:"updated_at"`
+	EndedAt        time.Time      `json:"ended_at,omitzero"`
+	// Attempts counts failed attempts per slot since its last accepted value.
+	Attempts map[string]int `json:"attempts,omitempty"`
+}
+
