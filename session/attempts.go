@@ -130,4 +130,3 @@ func turnProblem(refused []problem.FieldError, step clarify.Step) *problem.Probl
 	}
 	return nil
 }
-

@@ -40,4 +40,3 @@ func sessionOfKey(key string) string {
 	}
 	return u.String()
 }
-

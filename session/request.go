@@ -201,4 +201,3 @@ func CanonicalID(s string) bool {
 	u, err := uuid.Parse(s)
 	return err == nil && strings.EqualFold(u.String(), s)
 }
-

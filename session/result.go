@@ -53,4 +53,3 @@ type View struct {
 	// Attempts counts failed attempts per slot since its last accepted value.
 	Attempts map[string]int `json:"attempts,omitempty"`
 }
-
