@@ -1,10 +1,7 @@
 package sessiontest
 
 import (
-	"encoding/json"
 	"fmt"
-	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +10,6 @@ import (
 
 	"github.com/slotd/slotd/clarify"
 	"github.com/slotd/slotd/merge"
-	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
 )
 
@@ -377,37 +373,6 @@ func testConcurrentShippedSlots(t *testing.T, h *harness) {
 	}
 }
 
-func testOneActiveSession(t *testing.T, h *harness) {
-	var ids []string
-	for i, args := range []map[string]any{
-		{"card_last4": "4417"},
-		{"amount": "1 200,50"},
-		{"reason": "fraud"},
-	} {
-		res := h.send(Dispute, args)
-		if res.Session.Version != int64(i+1) {
-			t.Errorf("turn %d: version = %d, want %d", i+1, res.Session.Version, i+1)
-		}
-		if res.Session.Status != session.Active {
-			t.Errorf("turn %d: status = %s, want active", i+1, res.Session.Status)
-		}
-		ids = append(ids, res.Session.ID)
-	}
-	for i, id := range ids {
-		if id != ids[0] {
-			t.Errorf("turn %d went to session %s, want %s: the conversation's active session", i+1, id, ids[0])
-		}
-	}
-	s := h.get(h.active())
-	if s.ID != ids[0] || s.Version != 3 || s.Status != session.Active {
-		t.Errorf("active session = %s v%d %s, want %s v3 active", s.ID, s.Version, s.Status, ids[0])
-	}
-	wantSlots(t, "active session", s, map[string]any{"card_last4": "4417", "amount": "1200.50", "reason": "fraud"})
-	if n := len(h.history(h.active()).Turns); n != 3 {
-		t.Errorf("history holds %d turns, want 3", n)
-	}
-}
-
 func testTenants(t *testing.T, h *harness) {
 	const other = "globex-travel"
 	reqA := h.req(Dispute, map[string]any{"card_last4": "4417", "amount": "1 200 ₽"})
@@ -603,86 +568,6 @@ func testTopicChange(t *testing.T, h *harness) {
 	}
 }
 
-func testEmptyNeverErases(t *testing.T, h *harness) {
-	h.send(Dispute, disputeArgs())
-	want := disputeSlots()
-	slots := []string{"card_last4", "operation_date", "amount", "reason", "original_operation_id"}
-	var ignored []string
-	for _, s := range slots {
-		ignored = append(ignored, s+":IGNORED_NULL")
-	}
-	empties := []struct {
-		name  string
-		value any
-	}{
-		{"null", nil},
-		{"empty string", ""},
-		{"spaces", "   "},
-		{"newline and tab", "\n\t"},
-		{"no-break space", "\u00a0"},
-		{"zero-width space", "\u200b"},
-	}
-	for i, e := range empties {
-		args := map[string]any{}
-		for _, s := range slots {
-			args[s] = e.value
-		}
-		res := h.send(Dispute, args)
-		wantList(t, e.name+": changes", decisions(res.Changes), ignored)
-		if js(res.Session.Slots) != js(want) {
-			t.Errorf("%s: view slots = %s, want %s", e.name, js(res.Session.Slots), js(want))
-		}
-		s := h.load(h.active())
-		wantSlots(t, e.name+": stored", s, want)
-		if s.Version != int64(i+2) {
-			t.Errorf("%s: version = %d, want %d", e.name, s.Version, i+2)
-		}
-	}
-	hist := h.history(h.active())
-	for _, ch := range hist.Changes {
-		if ch.Version > 1 && (ch.Decision != merge.IgnoredNull || ch.New != nil) {
-			t.Errorf("history: %s %s → %v at version %d, want IGNORED_NULL with no new value", ch.Slot, ch.Decision, ch.New, ch.Version)
-		}
-	}
-}
-
-func testRejectedNotStored(t *testing.T, h *harness) {
-	h.send(Dispute, map[string]any{"card_last4": "4417", "amount": "1 200 ₽"})
-	res := h.send(Dispute, map[string]any{
-		"card_last4": "12",
-		"amount":     "много",
-		"reason":     "потому что",
-		"merchant":   "ООО Ромашка",
-	})
-	wantList(t, "changes", decisions(res.Changes), []string{"card_last4:REJECTED", "amount:REJECTED", "reason:REJECTED", "merchant:REJECTED"})
-	if res.Problem == nil {
-		t.Fatalf("refused values: no problem in the response")
-	}
-	pointers := map[string]bool{}
-	for _, fe := range res.Problem.Errors {
-		pointers[fe.Pointer] = true
-	}
-	for _, p := range []string{"/card_last4", "/amount", "/reason", "/merchant"} {
-		if !pointers[p] {
-			t.Errorf("problem errors %s lack %s", js(res.Problem.Errors), p)
-		}
-	}
-	want := map[string]any{"card_last4": "4417", "amount": "1200.00"}
-	wantSlots(t, "view", &session.Session{State: merge.State{Slots: res.Session.Slots}}, want)
-	s := h.load(h.active())
-	wantSlots(t, "stored", s, want)
-	wantPending(t, "stored", s, nil)
-	hist := h.history(h.active())
-	wantList(t, "history of the refused turn", recorded(hist, 2), []string{"card_last4:REJECTED", "amount:REJECTED", "reason:REJECTED", "merchant:REJECTED"})
-
-	// A refused value on a new session is not stored either.
-	r := h.req(Flights, map[string]any{"from": "Madrid", "to": "kbp"})
-	r.ConversationID = "conv-flight"
-	fl := h.do(r)
-	wantList(t, "flight changes", decisions(fl.Changes), []string{"from:REJECTED", "to:FILLED"})
-	wantSlots(t, "new session with a refused value", h.load(session.Lookup{Tenant: h.tenant, ConversationID: "conv-flight"}), map[string]any{"to": "KBP"})
-}
-
 func testHistoryOrder(t *testing.T, h *harness) {
 	// turn_ids that do not sort in the order they were sent
 	turns := []struct {
@@ -731,98 +616,5 @@ func testHistoryOrder(t *testing.T, h *harness) {
 				t.Errorf("%s: change of %s at version %d names turn %q", name, ch.Slot, ch.Version, ch.TurnID)
 			}
 		}
-	}
-}
-
-// cardNumber is 16 digits, perhaps grouped by spaces or dashes.
-var cardNumber = regexp.MustCompile(`\d(?:[ \-\x{00A0}]?\d){15}`)
-
-func testRequestRedacted(t *testing.T, h *harness) {
-	cases := []struct {
-		name string
-		args map[string]any
-		// kept is the slot that keeps the last four digits; "" when the
-		// value is refused.
-		kept string
-	}{
-		{"operation id with spaces", map[string]any{"original_operation_id": "4276 1234 5678 4417", "reason": "списали дважды"}, ""},
-		{"operation id with dashes", map[string]any{"original_operation_id": "4276-1234-5678-4417"}, ""},
-		{"card number inside text", map[string]any{"comment": "списание по карте 4276 1234 5678 4417 от 22.08"}, ""},
-		{"card number as the last four", map[string]any{"card_last4": "4276123456784417"}, "card_last4"},
-		{"card number as a JSON number", map[string]any{"card_last4": float64(4276123456784417)}, "card_last4"},
-	}
-	for i, c := range cases {
-		hc := h.withConversation(fmt.Sprintf("%s-card-%d", h.conv, i))
-		res := hc.send(Dispute, c.args)
-		hist := hc.history(hc.active())
-		if len(hist.Turns) != 1 {
-			t.Fatalf("%s: history holds %d turns, want 1", c.name, len(hist.Turns))
-		}
-		req := string(hist.Turns[0].Request)
-		var decoded struct {
-			TurnID    string         `json:"turn_id"`
-			Arguments map[string]any `json:"arguments"`
-		}
-		if err := json.Unmarshal(hist.Turns[0].Request, &decoded); err != nil {
-			t.Errorf("%s: recorded request is not JSON: %v: %s", c.name, err, req)
-			continue
-		}
-		if decoded.TurnID != hist.Turns[0].ID || len(decoded.Arguments) != len(c.args) {
-			t.Errorf("%s: recorded request %s, want turn %s with %d arguments", c.name, req, hist.Turns[0].ID, len(c.args))
-		}
-		if m := cardNumber.FindString(req); m != "" || strings.Contains(req, "4276") {
-			t.Errorf("%s: recorded request carries the card number (%q): %s", c.name, m, req)
-		}
-		// A sensitive slot's value is masked whole; any other keeps the
-		// last four digits of a card number.
-		if _, sensitive := c.args["original_operation_id"]; sensitive != !strings.Contains(req, "4417") {
-			t.Errorf("%s: recorded request %s: want the last four digits kept unless the slot is sensitive", c.name, req)
-		}
-		stored := hc.get(hc.active())
-		if state := js(stored.State); strings.Contains(state, "4276") {
-			t.Errorf("%s: the session keeps the card number: %s", c.name, state)
-		}
-		if c.kept != "" {
-			if got := stored.State.Slots[c.kept]; got != "4417" {
-				t.Errorf("%s: %s = %v, want the last four digits 4417", c.name, c.kept, got)
-			}
-			continue
-		}
-		if _, ok := stored.State.Slots["original_operation_id"]; ok {
-			t.Errorf("%s: a card number was stored as the operation id: %s", c.name, js(stored.State))
-		}
-		slot := "/original_operation_id"
-		if _, ok := c.args["comment"]; ok {
-			slot = "/comment" // an unknown argument: refused as such
-		} else if res.Problem == nil || len(res.Problem.Errors) == 0 || !strings.Contains(res.Problem.Errors[0].Message, "полный номер карты") {
-			t.Errorf("%s: problem = %s, want the operation id refused as a full card number", c.name, js(res.Problem))
-		}
-		if res.Problem == nil || res.Problem.Type != problem.TypeInvalidValue || len(res.Problem.Errors) == 0 || res.Problem.Errors[0].Pointer != slot {
-			t.Errorf("%s: problem = %s, want %s refused", c.name, js(res.Problem), slot)
-		}
-		if strings.Contains(js(res), "4276") {
-			t.Errorf("%s: the response echoes the card number: %s", c.name, js(res))
-		}
-	}
-}
-
-func testInvalidRequest(t *testing.T, h *harness) {
-	cases := []struct {
-		name string
-		edit func(r *session.TurnRequest)
-	}{
-		{"unknown tool", func(r *session.TurnRequest) { r.Tool = "bank.close_account" }},
-		{"no turn_id", func(r *session.TurnRequest) { r.TurnID = "" }},
-		{"oversized argument", func(r *session.TurnRequest) { r.Arguments["reason"] = strings.Repeat("я", 3000) }},
-		{"unknown time zone", func(r *session.TurnRequest) { r.TimeZone = "Mars/Olympus_Mons" }},
-	}
-	for _, c := range cases {
-		r := h.req(Dispute, disputeArgs())
-		c.edit(&r)
-		if res, err := h.engine.Turn(h.ctx, r); err == nil {
-			t.Errorf("%s: Turn answered %s, want an error", c.name, js(res))
-		}
-		_, err := h.store.Session(h.ctx, h.active())
-		wantErr(t, c.name+": session after a refused request", err, session.ErrNotFound)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/slotd/slotd/clarify"
-	"github.com/slotd/slotd/merge"
 	"github.com/slotd/slotd/session"
 )
 
@@ -41,27 +40,6 @@ func testStaleResume(t *testing.T, h *harness) {
 	res = h.turnAt(Now.Add(32*time.Minute), Dispute, nil, yes())
 	if res.Session.ID != first.Session.ID || res.Session.Slots["reason"] != "fraud" {
 		t.Errorf("after yes: session %s slots %v, want the same session with the held reason", res.Session.ID, res.Session.Slots)
-	}
-}
-
-func testTTLExpiry(t *testing.T, h *harness) {
-	first := h.turnAt(Now, Dispute, disputeArgs(), nil)
-	res := h.turnAt(Now.Add(25*time.Hour), Dispute, map[string]any{"reason": "fraud"}, nil)
-	if res.Session.ID == first.Session.ID || res.Previous == nil || res.Previous.Status != session.Expired || res.Notice == "" {
-		t.Fatalf("after the ttl: session %s, previous %+v, notice %q", res.Session.ID, res.Previous, res.Notice)
-	}
-	h2, err := h.store.History(h.ctx, h.byID(first.Session.ID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cleared := 0
-	for _, ch := range h2.Changes {
-		if ch.Decision == merge.Cleared {
-			cleared++
-		}
-	}
-	if want := len(first.Session.Slots); cleared != want || want == 0 {
-		t.Errorf("expiry recorded %d cleared slots, want %d", cleared, want)
 	}
 }
 

@@ -1,9 +1,14 @@
 // Package sessiontest is the conformance suite every session.Store passes:
-// idempotency, pending confirmations, concurrency, key scoping, resets,
-// topic changes and the history, driven through session.Engine with the
-// shipped contracts and through the Store interface directly. A store's own
-// test package calls Run with a constructor that gives each subtest a fresh,
-// empty store.
+// replays of a turn_id, one writer per conversation, serialized turns and
+// updates, rollback of failed work, round trips of every field, key scoping,
+// the history's order, and the lifecycle queries (listing, ending idle
+// sessions while skipping busy conversations, purging) — most of it through
+// the Store interface directly, plus a handful of end-to-end checks through
+// session.Engine that need a store to remember a session between turns
+// (pending re-confirmations, stale sessions, resets, topic changes, attempts
+// and marks). The engine's own behaviour is tested in package session,
+// against the planner. A store's test package calls Run with a constructor
+// that gives each subtest a fresh, empty store.
 package sessiontest
 
 import (
@@ -83,7 +88,6 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 
 	t.Run("Scoping", func(t *testing.T) {
 		t.Parallel()
-		t.Run("OneActiveSession", func(t *testing.T) { testOneActiveSession(t, setup(t)) })
 		t.Run("Tenants", func(t *testing.T) { testTenants(t, setup(t)) })
 		t.Run("TurnIDPerConversation", func(t *testing.T) { testTurnIDPerConversation(t, setup(t)) })
 		t.Run("NotFound", func(t *testing.T) { testNotFound(t, setup(t)) })
@@ -94,30 +98,21 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 	t.Run("Lifecycle", func(t *testing.T) {
 		t.Parallel()
 		t.Run("StaleResume", func(t *testing.T) { testStaleResume(t, setup(t)) })
-		t.Run("TTLExpiry", func(t *testing.T) { testTTLExpiry(t, setup(t)) })
 		t.Run("EndSessionsSkipsBusy", func(t *testing.T) { testEndSessionsSkipsBusy(t, setup(t)) })
 		t.Run("ListAndPurge", func(t *testing.T) { testListAndPurge(t, setup(t)) })
 		t.Run("AttemptsPersist", func(t *testing.T) { testAttemptsPersist(t, setup(t)) })
 	})
 	t.Run("TopicChange", func(t *testing.T) { testTopicChange(t, setup(t)) })
 
-	t.Run("Values", func(t *testing.T) {
-		t.Parallel()
-		t.Run("EmptyNeverErases", func(t *testing.T) { testEmptyNeverErases(t, setup(t)) })
-		t.Run("RejectedNotStored", func(t *testing.T) { testRejectedNotStored(t, setup(t)) })
-	})
-
 	t.Run("History", func(t *testing.T) {
 		t.Parallel()
 		t.Run("OrderedByVersion", func(t *testing.T) { testHistoryOrder(t, setup(t)) })
-		t.Run("RequestRedacted", func(t *testing.T) { testRequestRedacted(t, setup(t)) })
 	})
 
 	t.Run("Failure", func(t *testing.T) {
 		t.Parallel()
 		t.Run("TurnFuncError", func(t *testing.T) { testTurnFuncError(t, setup(t)) })
 		t.Run("UpdateFuncError", func(t *testing.T) { testUpdateFuncError(t, setup(t)) })
-		t.Run("InvalidRequest", func(t *testing.T) { testInvalidRequest(t, setup(t)) })
 	})
 
 	t.Run("Facts", func(t *testing.T) { testFacts(t, setup(t)) })
@@ -212,12 +207,6 @@ func newHarness(t *testing.T, cat *contract.Catalog, store session.Store) *harne
 		tenant: "acme-bank",
 		conv:   "conv-7f3a9c",
 	}
-}
-
-// withConversation is a harness on another conversation of the same store
-// and engine.
-func (h *harness) withConversation(conv string) *harness {
-	return &harness{t: h.t, ctx: h.ctx, store: h.store, engine: h.engine, tenant: h.tenant, conv: conv}
 }
 
 // NewEngine is an engine on the suite's clock (Now) that trusts the
