@@ -126,19 +126,11 @@ type Report struct {
 	PoolNote string
 }
 
-// Run runs the bench.
+// Run runs the bench: the same dialogues against slotd, then as the same
+// database work done directly, at the same concurrency.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if cfg.Conversations < 1 {
-		return nil, errors.New("bench: at least one conversation")
-	}
-	if cfg.Duration <= 0 && cfg.Turns <= 0 {
-		return nil, errors.New("bench: give a duration or a number of turns")
-	}
-	if cfg.DatabaseURL == "" {
-		return nil, errors.New("bench: a Postgres URL is needed (--database-url or SLOTD_DATABASE_URL): the direct side and an in-process slotd use it")
-	}
-	if cfg.Contracts == "" {
-		cfg.Contracts = "./contracts"
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	progress := cfg.Progress
 	if progress == nil {
@@ -159,61 +151,137 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-
 	rep := &Report{Config: cfg, Mode: cfg.Addr}
 	for _, d := range dialogues {
 		rep.Dialogue = append(rep.Dialogue, d.Name)
 	}
-	dbURL := cfg.DatabaseURL
+	dbURL, pool, cleanup, err := openDatabase(ctx, cfg, rep, progress)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	sl, err := openSlotd(ctx, cfg, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	defer sl.close()
+	direct, err := openDirect(ctx, cfg, dbURL, sl.metricsURL, rep, dialogues, templates)
+	if err != nil {
+		return nil, err
+	}
+	defer direct.close()
+
+	runID := fmt.Sprintf("%x", time.Now().UnixNano())
+	fmt.Fprintf(progress, "slotd bench: %d conversations against slotd (%s)\n", cfg.Conversations, rep.Mode)
+	rep.RSSWhat = "peak of slotd under load (its process_resident_memory_bytes)"
+	if sl.srv != nil {
+		rep.RSSWhat = "peak under load of the bench process: slotd and its client"
+	}
+	rssPeak := sampleRSS(ctx, sl.metricsURL)
+	rep.Slotd = drive(ctx, cfg, dialogues, "bench-"+runID+"-slotd", sl.turn(cfg), cpuMeter{pool: pool, metricsURL: cfg.MetricsURL}, cfg.CPUProfile)
+	if rep.RSS = rssPeak(); rep.RSS == 0 {
+		rep.RSSWhat = "unknown: give --metrics-url of the slotd at --addr"
+	}
+	fmt.Fprintf(progress, "slotd bench: %d conversations of direct pgx work\n", cfg.Conversations)
+	rep.Direct = drive(ctx, cfg, dialogues, "bench-"+runID+"-direct", direct.turn, cpuMeter{pool: pool}, nil)
+	if rep.Direct.TurnsPerSec > 0 {
+		rep.Ratio = rep.Slotd.TurnsPerSec / rep.Direct.TurnsPerSec
+	}
+	return rep, ctx.Err()
+}
+
+// check refuses a config the bench cannot run, and fills defaults.
+func (cfg *Config) check() error {
+	switch {
+	case cfg.Conversations < 1:
+		return errors.New("bench: at least one conversation")
+	case cfg.Duration <= 0 && cfg.Turns <= 0:
+		return errors.New("bench: give a duration or a number of turns")
+	case cfg.DatabaseURL == "":
+		return errors.New("bench: a Postgres URL is needed (--database-url or SLOTD_DATABASE_URL): the direct side and an in-process slotd use it")
+	}
+	if cfg.Contracts == "" {
+		cfg.Contracts = "./contracts"
+	}
+	return nil
+}
+
+// openDatabase is the database both sides work on: a throwaway one for an
+// in-process slotd, else slotd's own; migrated, preloaded, counted.
+func openDatabase(ctx context.Context, cfg Config, rep *Report, progress io.Writer) (string, *pgxpool.Pool, func(), error) {
+	dbURL, drop := cfg.DatabaseURL, func() {}
 	if cfg.Addr == "" {
 		rep.Mode = "in-process"
-		var drop func()
-		dbURL, drop, err = throwawayDatabase(ctx, cfg.DatabaseURL, cfg.KeepDatabase, progress)
-		if err != nil {
-			return nil, err
+		var err error
+		if dbURL, drop, err = throwawayDatabase(ctx, cfg.DatabaseURL, cfg.KeepDatabase, progress); err != nil {
+			return "", nil, nil, err
 		}
-		defer drop()
 	}
 	pool, err := pgxpool.New(ctx, dbURL)
 	if err != nil {
-		return nil, fmt.Errorf("bench: postgres: %w", err)
+		drop()
+		return "", nil, nil, fmt.Errorf("bench: postgres: %w", err)
 	}
-	defer pool.Close()
+	cleanup := func() { pool.Close(); drop() }
 	if _, err := migrations.Up(ctx, pool); err != nil {
-		return nil, fmt.Errorf("bench: migrate: %w", err)
+		cleanup()
+		return "", nil, nil, fmt.Errorf("bench: migrate: %w", err)
 	}
 	if cfg.Preload > 0 {
 		if err := preload(ctx, pool, cfg.Preload, progress); err != nil {
-			return nil, err
+			cleanup()
+			return "", nil, nil, err
 		}
 	}
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM sessions").Scan(&rep.Sessions); err != nil {
-		return nil, fmt.Errorf("bench: count sessions: %w", err)
+		cleanup()
+		return "", nil, nil, fmt.Errorf("bench: count sessions: %w", err)
 	}
+	return dbURL, pool, cleanup, nil
+}
 
+// slotdSide is the slotd the bench drives: started in-process, or at
+// cfg.Addr.
+type slotdSide struct {
+	srv        *server.Server // nil at cfg.Addr
+	stop       func()
+	conn       *grpc.ClientConn
+	metricsURL string
+}
+
+func openSlotd(ctx context.Context, cfg Config, dbURL string) (*slotdSide, error) {
+	sl := &slotdSide{stop: func() {}, metricsURL: cfg.MetricsURL}
 	addr := cfg.Addr
-	var srv *server.Server
 	if addr == "" {
-		var stop func()
-		srv, stop, err = startServer(ctx, cfg, dbURL)
-		if err != nil {
+		var err error
+		if sl.srv, sl.stop, err = startServer(ctx, cfg, dbURL); err != nil {
 			return nil, err
 		}
-		defer stop()
-		addr = srv.Addr()
+		addr = sl.srv.Addr()
+		sl.metricsURL = "http://" + sl.srv.MetricsAddr() + "/metrics"
 	}
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
+		sl.stop()
 		return nil, fmt.Errorf("bench: slotd address %q: %w", addr, err)
 	}
-	defer conn.Close()
+	sl.conn = conn
 	if err := waitServing(ctx, conn); err != nil {
+		sl.close()
 		return nil, err
 	}
+	return sl, nil
+}
 
-	runID := fmt.Sprintf("%x", time.Now().UnixNano())
-	client := slotdv1.NewSlotServiceClient(conn)
-	slotdTurn := func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
+func (sl *slotdSide) close() {
+	sl.conn.Close()
+	sl.stop()
+}
+
+// turn plays one step of a dialogue through slotd's gRPC API.
+func (sl *slotdSide) turn(cfg Config) turnFunc {
+	client := slotdv1.NewSlotServiceClient(sl.conn)
+	return func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
 		st := d.Steps[step]
 		req := &slotdv1.TurnRequest{ConversationId: conv, Tool: d.Tool, TurnId: turnID, Arguments: st.args,
 			Locale: d.Locale, TimeZone: d.Zone}
@@ -232,11 +300,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		return nil
 	}
-	// The direct side's pool is as large as slotd's, which it reports.
-	metricsURL := cfg.MetricsURL
-	if srv != nil {
-		metricsURL = "http://" + srv.MetricsAddr() + "/metrics"
-	}
+}
+
+// directSide does each turn's database work directly: pgstore's own Turn
+// with the commit the engine made for the same step, on a pool as large as
+// slotd's.
+type directSide struct {
+	pool *pgxpool.Pool
+	turn turnFunc
+}
+
+func openDirect(ctx context.Context, cfg Config, dbURL, metricsURL string, rep *Report, dialogues []Dialogue, templates [][]template) (*directSide, error) {
 	dcfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		return nil, fmt.Errorf("bench: postgres: %w", err)
@@ -248,38 +322,22 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.PoolNote = fmt.Sprintf("slotd's pool size is unknown (give --metrics-url); the direct side used %d connections", dcfg.MaxConns)
 	}
 	pgstore.Configure(dcfg) // as slotd does: the same work on both sides
-	directPool, err := pgxpool.NewWithConfig(ctx, dcfg)
+	pool, err := pgxpool.NewWithConfig(ctx, dcfg)
 	if err != nil {
 		return nil, fmt.Errorf("bench: postgres: %w", err)
 	}
-	defer directPool.Close()
-	store := pgstore.New(directPool)
-	directTurn := func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
+	store := pgstore.New(pool)
+	return &directSide{pool: pool, turn: func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
 		t := templates[slices.IndexFunc(dialogues, func(x Dialogue) bool { return x.Name == d.Name })][step]
 		key := session.Key{Tenant: cfg.Tenant, ConversationID: conv}
 		_, err := store.Turn(ctx, key, turnID, func(active *session.Session) (*session.Commit, error) {
 			return rebase(t, active, key, turnID, time.Now().UTC())
 		})
 		return err
-	}
-
-	fmt.Fprintf(progress, "slotd bench: %d conversations against slotd (%s)\n", cfg.Conversations, rep.Mode)
-	rep.RSSWhat = "peak of slotd under load (its process_resident_memory_bytes)"
-	if srv != nil {
-		rep.RSSWhat = "peak under load of the bench process: slotd and its client"
-	}
-	rssPeak := sampleRSS(ctx, metricsURL)
-	rep.Slotd = drive(ctx, cfg, dialogues, "bench-"+runID+"-slotd", slotdTurn, cpuMeter{pool: pool, metricsURL: cfg.MetricsURL}, cfg.CPUProfile)
-	if rep.RSS = rssPeak(); rep.RSS == 0 {
-		rep.RSSWhat = "unknown: give --metrics-url of the slotd at --addr"
-	}
-	fmt.Fprintf(progress, "slotd bench: %d conversations of direct pgx work\n", cfg.Conversations)
-	rep.Direct = drive(ctx, cfg, dialogues, "bench-"+runID+"-direct", directTurn, cpuMeter{pool: pool}, nil)
-	if rep.Direct.TurnsPerSec > 0 {
-		rep.Ratio = rep.Slotd.TurnsPerSec / rep.Direct.TurnsPerSec
-	}
-	return rep, ctx.Err()
+	}}, nil
 }
+
+func (d *directSide) close() { d.pool.Close() }
 
 type turnFunc func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error
 
