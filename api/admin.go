@@ -57,22 +57,22 @@ func (a *AdminService) ListSessions(ctx context.Context, req *slotdv1.ListSessio
 	}
 	if d := req.GetIdleLongerThan(); d != nil {
 		if err := d.CheckValid(); err != nil || d.AsDuration() <= 0 {
-			return nil, Status(ctx, a.log, problem.InvalidRequest("idle_longer_than", "a positive duration"))
+			return nil, problem.InvalidRequest("idle_longer_than", "a positive duration")
 		}
 		f.IdleBefore = a.clock().Add(-d.AsDuration())
 	}
 	if f.After != "" && uuid.Validate(f.After) != nil {
-		return nil, Status(ctx, a.log, problem.InvalidRequest("page_token", "not a page token from this listing"))
+		return nil, problem.InvalidRequest("page_token", "not a page token from this listing")
 	}
 	list, next, err := a.engine.ListSessions(ctx, f)
 	if err != nil {
-		return nil, Status(ctx, a.log, err)
+		return nil, err
 	}
 	out := &slotdv1.ListSessionsResponse{NextPageToken: next}
 	for _, s := range list {
 		pb, err := sessionMessage(a.engine.View(s))
 		if err != nil {
-			return nil, Status(ctx, a.log, err)
+			return nil, err
 		}
 		out.Sessions = append(out.Sessions, &slotdv1.SessionSummary{Session: pb, Tenant: s.Key.Tenant})
 	}
@@ -83,13 +83,13 @@ func (a *AdminService) ListSessions(ctx context.Context, req *slotdv1.ListSessio
 func (a *AdminService) ResetStaleSessions(ctx context.Context, req *slotdv1.ResetStaleSessionsRequest) (*slotdv1.ResetStaleSessionsResponse, error) {
 	d := req.GetIdleLongerThan()
 	if d == nil || d.CheckValid() != nil || d.AsDuration() <= 0 {
-		return nil, Status(ctx, a.log, problem.InvalidRequest("idle_longer_than", "required: a positive duration"))
+		return nil, problem.InvalidRequest("idle_longer_than", "required: a positive duration")
 	}
 	now := a.clock()
 	ids, err := a.engine.ResetStale(ctx, session.Filter{AnyTenant: true, Tool: req.GetTool(),
 		IdleBefore: now.Add(-d.AsDuration()), Limit: int(req.GetLimit())}, req.GetDryRun(), now)
 	if err != nil {
-		return nil, Status(ctx, a.log, err)
+		return nil, err
 	}
 	a.log.InfoContext(ctx, "reset stale sessions", "count", len(ids), "dry_run", req.GetDryRun(), "tool", req.GetTool())
 	return &slotdv1.ResetStaleSessionsResponse{SessionIds: ids, DryRun: req.GetDryRun()}, nil
@@ -99,12 +99,12 @@ func (a *AdminService) ResetStaleSessions(ctx context.Context, req *slotdv1.Rese
 func (a *AdminService) PurgeSessions(ctx context.Context, req *slotdv1.PurgeSessionsRequest) (*slotdv1.PurgeSessionsResponse, error) {
 	d := req.GetEndedLongerThan()
 	if d == nil || d.CheckValid() != nil || d.AsDuration() <= 0 {
-		return nil, Status(ctx, a.log, problem.InvalidRequest("ended_longer_than", "required: a positive duration"))
+		return nil, problem.InvalidRequest("ended_longer_than", "required: a positive duration")
 	}
 	ids, err := a.engine.Purge(ctx, session.Filter{AnyTenant: true, EndedBefore: a.clock().Add(-d.AsDuration()),
 		Limit: int(req.GetLimit())}, req.GetDryRun())
 	if err != nil {
-		return nil, Status(ctx, a.log, err)
+		return nil, err
 	}
 	a.log.InfoContext(ctx, "purged sessions", "count", len(ids), "dry_run", req.GetDryRun())
 	return &slotdv1.PurgeSessionsResponse{SessionIds: ids, DryRun: req.GetDryRun()}, nil
@@ -115,17 +115,13 @@ func (a *AdminService) GetSessionHistory(ctx context.Context, req *slotdv1.GetSe
 	l := session.Lookup{Tenant: req.GetTenant(), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId()}
 	s, err := a.engine.Get(ctx, l)
 	if err != nil {
-		return nil, Status(ctx, a.log, err)
+		return nil, err
 	}
 	h, err := a.engine.History(ctx, session.Lookup{Tenant: s.Key.Tenant, SessionID: s.ID})
 	if err != nil {
-		return nil, Status(ctx, a.log, err)
+		return nil, err
 	}
-	out, err := historyResponse(a.engine.View(s), h)
-	if err != nil {
-		return nil, Status(ctx, a.log, err)
-	}
-	return out, nil
+	return historyResponse(a.engine.View(s), h)
 }
 
 func historyResponse(v session.View, h *session.History) (*slotdv1.GetSessionHistoryResponse, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ func TestStatusMapsEveryFailure(t *testing.T) {
 		{"bad request", context.Background(), problem.InvalidRequest("turn_id", "required"), codes.InvalidArgument, false, true, problem.TypeInvalidRequest},
 		{"overload", context.Background(), problem.Overloaded(1), codes.ResourceExhausted, true, false, problem.TypeOverloaded},
 		{"anything else", context.Background(), errors.New(leaky), codes.Internal, false, true, problem.TypeInternal},
-		{"a problem with a code the table lacks", context.Background(), &problem.Error{Code: "Nonsense", Problem: problem.Problem{Type: problem.TypeConflict, Title: "x"}}, codes.Internal, false, false, problem.TypeConflict},
+		{"a problem of a kind the table lacks", context.Background(), &problem.Error{Kind: problem.Kind(1000), Problem: problem.Problem{Type: problem.TypeConflict, Title: "x"}}, codes.Internal, false, false, problem.TypeConflict},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -72,6 +73,78 @@ func TestStatusMapsEveryFailure(t *testing.T) {
 				t.Errorf("an internal error is not logged")
 			}
 		})
+	}
+}
+
+// TestEveryKindAnswers checks the one table: every kind has a gRPC code and
+// an HTTP status, the table holds nothing else, and Status answers each
+// kind with its row, its status member filled in; a kind that belongs in a
+// response never answers an error with OK.
+func TestEveryKindAnswers(t *testing.T) {
+	t.Parallel()
+	responses := map[problem.Kind]bool{problem.KindInvalidValue: true, problem.KindRuleViolated: true,
+		problem.KindHandoff: true, problem.KindBackendFailure: true, problem.KindBackendTimeout: true}
+	kinds := problem.Kinds()
+	if len(answers) != len(kinds) {
+		t.Errorf("the table has %d rows for %d kinds", len(answers), len(kinds))
+	}
+	for _, k := range kinds {
+		t.Run(k.String(), func(t *testing.T) {
+			t.Parallel()
+			a, ok := answers[k]
+			if !ok {
+				t.Fatalf("no row for kind %v", k)
+			}
+			if a.http < 400 || a.http > 599 || HTTPStatus(k) != a.http {
+				t.Errorf("HTTP status %d (HTTPStatus says %d), want a 4xx or 5xx", a.http, HTTPStatus(k))
+			}
+			if (a.code == codes.OK) != responses[k] {
+				t.Errorf("code %v: only the kinds of a response's problem answer OK", a.code)
+			}
+			var logs bytes.Buffer
+			err := Status(context.Background(), slog.New(slog.NewJSONHandler(&logs, nil)),
+				&problem.Error{Kind: k, Problem: problem.Problem{Type: problem.Base + k.String(), Title: "t"}})
+			st, p := status.Convert(err), problemIn(t, err)
+			want, wantStatus := a.code, a.http
+			if responses[k] {
+				want, wantStatus = codes.Internal, http.StatusInternalServerError
+				if logs.Len() == 0 {
+					t.Errorf("an error of a response's kind is not logged")
+				}
+			}
+			if st.Code() != want || p.Status != int32(wantStatus) {
+				t.Errorf("Status: %v with problem status %d, want %v and %d", st.Code(), p.Status, want, wantStatus)
+			}
+		})
+	}
+	if got := HTTPStatus(problem.Kind(0)); got != http.StatusInternalServerError {
+		t.Errorf("HTTPStatus of no kind = %d, want 500", got)
+	}
+}
+
+// TestBareCodesGetAProblem: a status without a problem (the gateway's or
+// the transport's) gets one of the kind its code stands for.
+func TestBareCodesGetAProblem(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		code   codes.Code
+		status int
+		typ    string
+	}{
+		{codes.InvalidArgument, 400, problem.TypeInvalidRequest},
+		{codes.ResourceExhausted, 413, problem.TypeInvalidRequest}, // the transport's size limit
+		{codes.Unavailable, 503, problem.TypeUnavailable},
+		{codes.DeadlineExceeded, 504, problem.TypeUnavailable},
+		{codes.Canceled, 499, problem.TypeUnavailable},
+		{codes.NotFound, 404, problem.TypeNotFound},
+		{codes.Unimplemented, 501, problem.TypeInternal},
+		{codes.Unknown, 500, problem.TypeInternal},
+		{codes.DataLoss, 500, problem.TypeInternal},
+	} {
+		p := ProblemForCode(tc.code)
+		if p.Status != tc.status || p.Type != tc.typ || p.Title == "" {
+			t.Errorf("ProblemForCode(%v) = %+v, want status %d, type %s and a title", tc.code, p, tc.status, tc.typ)
+		}
 	}
 }
 

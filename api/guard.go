@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/proto"
 
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/problem"
 )
@@ -87,7 +88,8 @@ type Guard struct {
 	log      *slog.Logger
 	inFlight chan struct{}
 	streams  chan struct{}
-	onRefuse func(code string)
+	onRefuse func(problem.Kind)
+	turns    Observer
 }
 
 // NewGuard builds the guard; zero fields of limits take DefaultLimits.
@@ -108,7 +110,7 @@ func NewGuard(limits Limits, log *slog.Logger) *Guard {
 		limits.MaxStreams = DefaultLimits.MaxStreams
 	}
 	return &Guard{limits: limits, log: log, inFlight: make(chan struct{}, limits.MaxInFlight),
-		streams: make(chan struct{}, limits.MaxStreams)}
+		streams: make(chan struct{}, limits.MaxStreams), turns: ignore{}}
 }
 
 // Authorizer decides a call from its method and request headers alone.
@@ -142,14 +144,23 @@ func (g *Guard) Tap(authorize Authorizer) tap.ServerInHandle {
 }
 
 // OnRefuse sets what is told of each call the Tap refuses: its problem's
-// code ("Unauthenticated", "PermissionDenied", "ResourceExhausted"). Set it
-// before the server serves.
-func (g *Guard) OnRefuse(f func(code string)) { g.onRefuse = f }
+// kind (unauthenticated, permission denied, overloaded). Set it before the
+// server serves.
+func (g *Guard) OnRefuse(f func(problem.Kind)) { g.onRefuse = f }
 
 func (g *Guard) refused(err error) {
 	var pe *problem.Error
 	if g.onRefuse != nil && errors.As(err, &pe) {
-		g.onRefuse(pe.Code)
+		g.onRefuse(pe.Kind)
+	}
+}
+
+// ObserveTurns has Limit tell o of each turn it refuses (undecodable,
+// too large, shed): those never reach the SlotService, which tells o of
+// the others, and would go unseen. Set it before the server serves.
+func (g *Guard) ObserveTurns(o Observer) {
+	if o != nil {
+		g.turns = o
 	}
 }
 
@@ -210,12 +221,21 @@ func (g *Guard) RecoverStream() grpc.StreamServerInterceptor {
 // deadline, and sheds SlotService load past MaxInFlight.
 func (g *Guard) Limit() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		start := time.Now()
+		refuse := func(pe *problem.Error) (any, error) {
+			if in, ok := req.(*slotdv1.TurnRequest); ok && info.FullMethod == slotdv1.SlotService_Turn_FullMethodName {
+				g.turns.TurnStarted(ctx)
+				g.turns.TurnDone(ctx, TurnReport{Request: turnHeader(ctx, in), Err: pe, Code: codeOf(ctx, pe),
+					Elapsed: time.Since(start)})
+			}
+			return nil, Status(ctx, g.log, pe)
+		}
 		if m, ok := req.(proto.Message); ok {
 			if field, why := undecodable(m); field != "" {
-				return nil, Status(ctx, g.log, problem.InvalidRequest(field, why))
+				return refuse(problem.InvalidRequest(field, why))
 			}
 			if n := proto.Size(m); n > g.limits.MaxRequestBytes {
-				return nil, Status(ctx, g.log, problem.InvalidRequest("request",
+				return refuse(problem.InvalidRequest("request",
 					fmt.Sprintf("%d bytes; at most %d", n, g.limits.MaxRequestBytes)))
 			}
 		}
@@ -229,7 +249,7 @@ func (g *Guard) Limit() grpc.UnaryServerInterceptor {
 			case g.inFlight <- struct{}{}:
 				defer func() { <-g.inFlight }()
 			default:
-				return nil, Status(ctx, g.log, problem.Overloaded(1))
+				return refuse(problem.Overloaded(1))
 			}
 		}
 		return handler(ctx, req)

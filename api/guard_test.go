@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -22,6 +23,7 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/problem"
+	"github.com/slotd/slotd/session"
 )
 
 // syncBuffer is a log sink safe for concurrent handlers.
@@ -63,7 +65,7 @@ func testService(handler func(ctx context.Context) error) grpc.ServiceDesc {
 
 func serveTest(t *testing.T, g *Guard, handler func(ctx context.Context) error) *grpc.ClientConn {
 	t.Helper()
-	srv := grpc.NewServer(grpc.ForceServerCodecV2(Codec{}), grpc.ChainUnaryInterceptor(g.Recover(), g.Limit()))
+	srv := grpc.NewServer(grpc.ForceServerCodecV2(Codec{}), grpc.ChainUnaryInterceptor(g.Recover(), g.Limit(), g.Errors()))
 	desc := testService(handler)
 	srv.RegisterService(&desc, struct{}{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -196,12 +198,92 @@ func TestDefaultDeadlineBoundsACallWithoutOne(t *testing.T) {
 	}
 }
 
+// A handler returns domain errors and raw ones, never statuses: the Errors
+// interceptor answers each with a status and a problem, and passes a status
+// on as it is.
+func TestHandlerErrorsBecomeStatuses(t *testing.T) {
+	t.Parallel()
+	leaky := errors.New("pgstore: dial tcp 10.0.0.5:5432: postgres://slotd:hunter2@db")
+	for _, tc := range []struct {
+		name   string
+		err    error
+		code   codes.Code
+		typ    string
+		status int32
+	}{
+		{"a raw error", leaky, codes.Internal, problem.TypeInternal, 500},
+		{"a domain error", fmt.Errorf("pgstore: %w", session.ErrNotActive), codes.FailedPrecondition, problem.TypeConflict, 409},
+		{"a problem", problem.Overloaded(1), codes.ResourceExhausted, problem.TypeOverloaded, 429},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var logs syncBuffer
+			g := NewGuard(Limits{}, slog.New(slog.NewJSONHandler(&logs, nil)))
+			err := poke(context.Background(), serveTest(t, g, func(context.Context) error { return tc.err }))
+			st := status.Convert(err)
+			p := problemIn(t, err)
+			if st.Code() != tc.code || p.Type != tc.typ || p.Status != tc.status {
+				t.Errorf("%v with problem %v, want %v, type %s, status %d", st.Code(), p, tc.code, tc.typ, tc.status)
+			}
+			if strings.Contains(st.Message()+p.Detail, "hunter2") {
+				t.Errorf("the error's text reached the client: %v", err)
+			}
+			if tc.code == codes.Internal && !strings.Contains(logs.String(), "hunter2") {
+				t.Errorf("the internal error is not in the log:\n%s", logs.String())
+			}
+		})
+	}
+	g := NewGuard(Limits{}, slog.New(slog.DiscardHandler))
+	own := status.Error(codes.Unimplemented, "not here")
+	if err := poke(context.Background(), serveTest(t, g, func(context.Context) error { return own })); status.Code(err) != codes.Unimplemented || status.Convert(err).Message() != "not here" {
+		t.Errorf("a status a handler returns: %v, want it as it is", err)
+	}
+}
+
+// TestStreamHandlerErrorsBecomeStatuses is TestHandlerErrorsBecomeStatuses
+// for a streaming call.
+func TestStreamHandlerErrorsBecomeStatuses(t *testing.T) {
+	t.Parallel()
+	g := NewGuard(Limits{}, slog.New(slog.DiscardHandler))
+	srv := grpc.NewServer(grpc.ForceServerCodecV2(Codec{}), grpc.ChainStreamInterceptor(g.RecoverStream(), g.ErrorsStream()))
+	srv.RegisterService(&grpc.ServiceDesc{
+		ServiceName: "slotd.v1.Test",
+		HandlerType: (*any)(nil),
+		Streams: []grpc.StreamDesc{{StreamName: "Watch", ServerStreams: true, Handler: func(any, grpc.ServerStream) error {
+			return errors.New("postgres://slotd:hunter2@db")
+		}}},
+	}, struct{}{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	s, err := conn.NewStream(context.Background(), &grpc.StreamDesc{ServerStreams: true}, "/slotd.v1.Test/Watch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SendMsg(&emptypb.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.CloseSend()
+	err = s.RecvMsg(&emptypb.Empty{})
+	if p := problemIn(t, err); status.Code(err) != codes.Internal || p.Type != problem.TypeInternal || strings.Contains(status.Convert(err).Message(), "hunter2") {
+		t.Errorf("a stream's raw error: %v, want INTERNAL with a problem and without the text", err)
+	}
+}
+
 // serveTapped is serveTest with the Tap in front: authorize decides each
 // stream from its headers.
 func serveTapped(t *testing.T, g *Guard, authorize Authorizer, decoded *int32) *grpc.ClientConn {
 	t.Helper()
 	srv := grpc.NewServer(grpc.ForceServerCodecV2(countingCodec{decoded}), grpc.InTapHandle(g.Tap(authorize)),
-		grpc.ChainUnaryInterceptor(g.Recover(), g.Limit()))
+		grpc.ChainUnaryInterceptor(g.Recover(), g.Limit(), g.Errors()))
 	desc := testService(func(context.Context) error { return nil })
 	srv.RegisterService(&desc, struct{}{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -230,7 +312,7 @@ func (c countingCodec) Unmarshal(d mem.BufferSlice, v any) error {
 
 func allow(ctx context.Context, md metadata.MD, _ string) (context.Context, error) {
 	if v := md.Get("authorization"); len(v) != 1 || v[0] != "Bearer good" {
-		return nil, &problem.Error{Code: "Unauthenticated", Problem: problem.Problem{Type: problem.TypeUnauthenticated, Title: "Not authenticated", Status: 401}}
+		return nil, &problem.Error{Kind: problem.KindUnauthenticated, Problem: problem.Problem{Type: problem.TypeUnauthenticated, Title: "Not authenticated"}}
 	}
 	return ctx, nil
 }

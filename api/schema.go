@@ -20,11 +20,11 @@ import (
 func (s *SlotService) GetToolSchema(ctx context.Context, req *slotdv1.GetToolSchemaRequest) (*slotdv1.GetToolSchemaResponse, error) {
 	cat := s.engine.Contracts()
 	if req.GetTool() == "" {
-		return nil, Status(ctx, s.log, problem.InvalidRequest("tool", "required"))
+		return nil, problem.InvalidRequest("tool", "required")
 	}
 	c := cat.Get(req.GetTool())
 	if c == nil {
-		return nil, Status(ctx, s.log, problem.UnknownTool(req.GetTool(), cat.Names()))
+		return nil, problem.UnknownTool(req.GetTool(), cat.Names())
 	}
 	provider := strings.ToLower(strings.TrimSpace(req.GetProvider()))
 	if provider == "" {
@@ -32,14 +32,14 @@ func (s *SlotService) GetToolSchema(ctx context.Context, req *slotdv1.GetToolSch
 	}
 	e, err := c.Export(provider)
 	if errors.Is(err, contract.ErrUnknownProvider) {
-		return nil, Status(ctx, s.log, problem.InvalidRequest("provider", "one of "+strings.Join(contract.Providers(), ", ")))
+		return nil, problem.InvalidRequest("provider", "one of "+strings.Join(contract.Providers(), ", "))
 	}
 	if err != nil {
-		return nil, Status(ctx, s.log, err)
+		return nil, err
 	}
 	params, err := structpb.NewStruct(e.Parameters())
 	if err != nil {
-		return nil, Status(ctx, s.log, err)
+		return nil, err
 	}
 	return &slotdv1.GetToolSchemaResponse{
 		Name: e.Name, Description: e.Description, Parameters: params, Provider: e.Provider, Version: e.Version,

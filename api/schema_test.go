@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/slotd/slotd/api"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
@@ -18,14 +22,40 @@ import (
 	"github.com/slotd/slotd/session/memstore"
 )
 
-func newService(t *testing.T) (*api.SlotService, *contract.Catalog) {
+// newService serves a SlotService over the shipped contracts and the
+// memory store, in process, behind the Guard's interceptors as slotd serves
+// it, and returns a client of it.
+func newService(t *testing.T) (slotdv1.SlotServiceClient, *contract.Catalog) {
+	t.Helper()
+	return serve(t, api.Limits{}, nil)
+}
+
+// serve is newService with limits, telling obs (when not nil) of the
+// turns, those Limit refuses too.
+func serve(t *testing.T, limits api.Limits, obs api.Observer) (slotdv1.SlotServiceClient, *contract.Catalog) {
 	t.Helper()
 	cat, err := contract.LoadDir("../contracts")
 	if err != nil {
 		t.Fatal(err)
 	}
 	engine := session.NewEngine(memstore.New(), cat, nil)
-	return api.NewSlotService(engine, slog.New(slog.NewTextHandler(io.Discard, nil))), cat
+	engine.SetDefaults(session.Defaults{TrustClientClock: true})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	g := api.NewGuard(limits, log)
+	g.ObserveTurns(obs)
+	srv := grpc.NewServer(grpc.ForceServerCodecV2(api.Codec{}), grpc.ChainUnaryInterceptor(g.Recover(), g.Limit(), g.Errors()))
+	api.NewSlotService(engine, api.WithObserver(obs)).Register(srv)
+	lis := bufconn.Listen(1 << 20)
+	go srv.Serve(lis)
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient("passthrough:///slotd-test",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return slotdv1.NewSlotServiceClient(conn), cat
 }
 
 func TestGetToolSchema(t *testing.T) {

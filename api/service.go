@@ -1,12 +1,14 @@
 // Package api is slotd's gRPC adapter: it turns requests into calls of the
 // session engine and the engine's results and errors into slotd.v1 messages.
-// Exactly one function, Status, turns an error into a gRPC status.
+// It alone knows gRPC codes and HTTP statuses: one table (errors.go) says
+// what each problem.Kind answers with, and exactly one function, Status,
+// turns an error into a gRPC status. Handlers return domain errors; the
+// Errors interceptor passes each through Status.
 package api
 
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"time"
 
 	"google.golang.org/grpc"
@@ -25,19 +27,23 @@ import (
 // the body is the stored response, unchanged.
 const ReplayedHeader = "slotd-replayed"
 
-// SlotService implements slotd.v1.SlotService.
+// SlotService implements slotd.v1.SlotService. Its handlers return domain
+// and problem errors; the Errors interceptor turns them into statuses.
 type SlotService struct {
 	slotdv1.UnimplementedSlotServiceServer
-	engine *session.Engine
-	log    *slog.Logger
+	engine   *session.Engine
+	observer Observer
 }
 
-// NewSlotService builds the service over an engine.
-func NewSlotService(engine *session.Engine, log *slog.Logger) *SlotService {
-	if log == nil {
-		log = slog.Default()
+// NewSlotService builds the service over an engine. It logs nothing itself:
+// its errors are logged where they become statuses, its turns by its
+// Observer.
+func NewSlotService(engine *session.Engine, opts ...Option) *SlotService {
+	s := &SlotService{engine: engine, observer: ignore{}}
+	for _, o := range opts {
+		o(s)
 	}
-	return &SlotService{engine: engine, log: log}
+	return s
 }
 
 // Register adds the service to a gRPC server.
@@ -45,7 +51,63 @@ func (s *SlotService) Register(srv *grpc.Server) { slotdv1.RegisterSlotServiceSe
 
 // Turn implements slotd.v1.SlotService.
 func (s *SlotService) Turn(ctx context.Context, req *slotdv1.TurnRequest) (*slotdv1.TurnResponse, error) {
-	tr := session.TurnRequest{
+	start := time.Now()
+	s.observer.TurnStarted(ctx)
+	report := TurnReport{Request: turnRequest(ctx, req), Err: errPanicked}
+	// Deferred so that a turn whose handler panics is reported too, as the
+	// INTERNAL Recover answers it, and never stays in flight.
+	defer func() {
+		report.Code, report.Elapsed = codeOf(ctx, report.Err), time.Since(start)
+		s.observer.TurnDone(ctx, report)
+	}()
+	resp, res, err := s.turn(ctx, req, report.Request)
+	report.Err = err
+	if err == nil {
+		report.Request, report.Result = res.Request, res
+	}
+	return resp, err
+}
+
+func (s *SlotService) turn(ctx context.Context, req *slotdv1.TurnRequest, tr session.TurnRequest) (*slotdv1.TurnResponse, *session.Result, error) {
+	if req.Now != nil && req.Now.CheckValid() != nil {
+		return nil, nil, problem.InvalidRequest("now", "not a valid timestamp")
+	}
+	res, err := s.engine.Turn(ctx, tr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.Replayed {
+		_ = grpc.SetHeader(ctx, metadata.Pairs(ReplayedHeader, "true"))
+	}
+	resp, err := turnResponse(res)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp, res, nil
+}
+
+// turnRequest is the turn a call asks for; a `now` that is not a valid
+// timestamp is left out (Turn refuses it).
+func turnRequest(ctx context.Context, req *slotdv1.TurnRequest) session.TurnRequest {
+	tr := turnHeader(ctx, req)
+	if req.GetArguments() != nil {
+		tr.Arguments = req.Arguments.AsMap()
+	}
+	if req.GetConfirmation() != nil {
+		accept := req.Confirmation.GetAccept()
+		tr.Confirmation = &accept
+	}
+	if req.GetNow() != nil && req.Now.CheckValid() == nil {
+		tr.Now = req.Now.AsTime()
+	}
+	return tr
+}
+
+// turnHeader is the turn a call asks for without its arguments, answer or
+// clock: what a refusal reports, at a cost that does not grow with the
+// request, since refusals come most when slotd is overloaded.
+func turnHeader(ctx context.Context, req *slotdv1.TurnRequest) session.TurnRequest {
+	return session.TurnRequest{
 		Tenant:         TenantFrom(ctx),
 		ConversationID: req.GetConversationId(),
 		Tool:           req.GetTool(),
@@ -53,27 +115,6 @@ func (s *SlotService) Turn(ctx context.Context, req *slotdv1.TurnRequest) (*slot
 		Locale:         req.GetLocale(),
 		TimeZone:       req.GetTimeZone(),
 	}
-	if req.Arguments != nil {
-		tr.Arguments = req.Arguments.AsMap()
-	}
-	if req.Confirmation != nil {
-		accept := req.Confirmation.GetAccept()
-		tr.Confirmation = &accept
-	}
-	if req.Now != nil {
-		if err := req.Now.CheckValid(); err != nil {
-			return nil, Status(ctx, s.log, problem.InvalidRequest("now", "not a valid timestamp"))
-		}
-		tr.Now = req.Now.AsTime()
-	}
-	res, err := s.engine.Turn(ctx, tr)
-	if err != nil {
-		return nil, Status(ctx, s.log, err)
-	}
-	if res.Replayed {
-		_ = grpc.SetHeader(ctx, metadata.Pairs(ReplayedHeader, "true"))
-	}
-	return turnResponse(res)
 }
 
 // GetSession implements slotd.v1.SlotService.
@@ -82,11 +123,11 @@ func (s *SlotService) GetSession(ctx context.Context, req *slotdv1.GetSessionReq
 		Tenant: TenantFrom(ctx), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId(),
 	})
 	if err != nil {
-		return nil, Status(ctx, s.log, err)
+		return nil, err
 	}
 	pb, err := sessionMessage(s.engine.View(sess))
 	if err != nil {
-		return nil, Status(ctx, s.log, err)
+		return nil, err
 	}
 	return &slotdv1.GetSessionResponse{Session: pb}, nil
 }
@@ -97,17 +138,17 @@ func (s *SlotService) ResetSession(ctx context.Context, req *slotdv1.ResetSessio
 		Tenant: TenantFrom(ctx), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId(),
 	}, time.Time{})
 	if err != nil {
-		return nil, Status(ctx, s.log, err)
+		return nil, err
 	}
 	pb, err := sessionMessage(s.engine.View(sess))
 	if err != nil {
-		return nil, Status(ctx, s.log, err)
+		return nil, err
 	}
 	out := &slotdv1.ResetSessionResponse{Session: pb}
 	for _, ch := range changes {
 		c, err := changeMessage(session.Change{Change: ch})
 		if err != nil {
-			return nil, Status(ctx, s.log, err)
+			return nil, err
 		}
 		out.Changes = append(out.Changes, c)
 	}
@@ -134,7 +175,7 @@ func turnResponse(r *session.Result) (*slotdv1.TurnResponse, error) {
 		Session:        sess,
 		Action:         actionOf(r.Action),
 		IdempotencyKey: r.IdempotencyKey,
-		Problem:        ProblemMessage(r.Problem),
+		Problem:        responseProblem(r.Problem),
 		TurnId:         r.TurnID,
 		Notice:         r.Notice,
 	}
@@ -226,8 +267,19 @@ func value(v any) (*structpb.Value, error) {
 	return structpb.NewValue(v)
 }
 
-// ProblemMessage converts a problem; nil stays nil.
-func ProblemMessage(p *problem.Problem) *slotdv1.Problem {
+// responseProblem is a problem a response carries as it leaves the process:
+// its status member is the HTTP status of its kind. nil stays nil.
+func responseProblem(p *problem.Problem) *slotdv1.Problem {
+	if p == nil {
+		return nil
+	}
+	out := *p
+	out.Status = HTTPStatus(problem.ResponseKind(p.Type))
+	return problemMessage(&out)
+}
+
+// problemMessage converts a problem as it is; nil stays nil.
+func problemMessage(p *problem.Problem) *slotdv1.Problem {
 	if p == nil {
 		return nil
 	}
@@ -293,6 +345,17 @@ var failureKinds = map[slotdv1.FailureKind]session.FailureKind{
 
 // CompleteSession implements slotd.v1.SlotService.
 func (s *SlotService) CompleteSession(ctx context.Context, req *slotdv1.CompleteSessionRequest) (*slotdv1.CompleteSessionResponse, error) {
+	var out *slotdv1.CompleteSessionResponse
+	var c *session.Completion
+	cr, err := completeRequest(ctx, req)
+	if err == nil {
+		out, c, err = s.complete(ctx, cr)
+	}
+	s.observer.CompletionDone(ctx, CompletionReport{Request: cr, Completion: c, Err: err, Code: codeOf(ctx, err)})
+	return out, err
+}
+
+func completeRequest(ctx context.Context, req *slotdv1.CompleteSessionRequest) (session.CompleteRequest, error) {
 	cr := session.CompleteRequest{
 		Lookup:         session.Lookup{Tenant: TenantFrom(ctx), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId()},
 		IdempotencyKey: req.GetIdempotencyKey(),
@@ -301,34 +364,38 @@ func (s *SlotService) CompleteSession(ctx context.Context, req *slotdv1.Complete
 	case *slotdv1.CompleteSessionRequest_Result:
 		cr.Result = o.Result.AsInterface()
 		if cr.Result == nil {
-			return nil, Status(ctx, s.log, problem.InvalidRequest("result", "the backend's result, any JSON but null"))
+			return cr, problem.InvalidRequest("result", "the backend's result, any JSON but null")
 		}
 	case *slotdv1.CompleteSessionRequest_Failure:
 		kind, ok := failureKinds[o.Failure.GetKind()]
 		if !ok {
-			return nil, Status(ctx, s.log, problem.InvalidRequest("failure.kind", "one of FAILURE_KIND_TIMEOUT, _UNAVAILABLE, _RATE_LIMITED, _UNAUTHORIZED, _INTERNAL"))
+			return cr, problem.InvalidRequest("failure.kind", "one of FAILURE_KIND_TIMEOUT, _UNAVAILABLE, _RATE_LIMITED, _UNAUTHORIZED, _INTERNAL")
 		}
 		cr.Failure = &session.Failure{Kind: kind, HTTPStatus: int(o.Failure.GetHttpStatus()), RetryAfterSeconds: int(o.Failure.GetRetryAfterSeconds())}
 	default:
-		return nil, Status(ctx, s.log, problem.InvalidRequest("outcome", "either result or failure is required"))
+		return cr, problem.InvalidRequest("outcome", "either result or failure is required")
 	}
 	if req.Now != nil {
 		if err := req.Now.CheckValid(); err != nil {
-			return nil, Status(ctx, s.log, problem.InvalidRequest("now", "not a valid timestamp"))
+			return cr, problem.InvalidRequest("now", "not a valid timestamp")
 		}
 		cr.Now = req.Now.AsTime()
 	}
+	return cr, nil
+}
+
+func (s *SlotService) complete(ctx context.Context, cr session.CompleteRequest) (*slotdv1.CompleteSessionResponse, *session.Completion, error) {
 	c, err := s.engine.Complete(ctx, cr)
 	if err != nil {
-		return nil, Status(ctx, s.log, err)
+		return nil, nil, err
 	}
 	sess, err := sessionMessage(c.Session)
 	if err != nil {
-		return nil, Status(ctx, s.log, err)
+		return nil, nil, err
 	}
-	out := &slotdv1.CompleteSessionResponse{Session: sess, Action: actionOf(c.Action), Problem: ProblemMessage(c.Problem)}
+	out := &slotdv1.CompleteSessionResponse{Session: sess, Action: actionOf(c.Action), Problem: responseProblem(c.Problem)}
 	if out.Output, err = structpb.NewStruct(c.Output); err != nil {
-		return nil, Status(ctx, s.log, err)
+		return nil, nil, err
 	}
-	return out, nil
+	return out, c, nil
 }

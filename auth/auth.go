@@ -170,9 +170,9 @@ func (k *Keys) Authorize(ctx context.Context, md metadata.MD, method string) (co
 	admin := strings.HasPrefix(method, adminPrefix)
 	switch {
 	case admin && !who.Admin:
-		return nil, denied("AdminService needs an admin key")
+		return nil, problem.PermissionDenied("AdminService needs an admin key")
 	case !admin && who.Admin:
-		return nil, denied("an admin key cannot act for a tenant; use the tenant's key")
+		return nil, problem.PermissionDenied("an admin key cannot act for a tenant; use the tenant's key")
 	}
 	return With(ctx, who), nil
 }
@@ -186,18 +186,18 @@ func (k *Keys) Check(authorization []string) (Principal, error) {
 	}
 	switch len(authorization) {
 	case 0:
-		return Principal{}, unauthenticated("send authorization: Bearer <key>")
+		return Principal{}, problem.Unauthenticated("send authorization: Bearer <key>")
 	case 1:
 	default:
-		return Principal{}, unauthenticated("send one authorization header, not several")
+		return Principal{}, problem.Unauthenticated("send one authorization header, not several")
 	}
 	secret, ok := bearer(authorization[0])
 	if !ok {
-		return Principal{}, unauthenticated("send authorization: Bearer <key>")
+		return Principal{}, problem.Unauthenticated("send authorization: Bearer <key>")
 	}
 	who, ok := k.Lookup(secret)
 	if !ok {
-		return Principal{}, unauthenticated("the key is not valid")
+		return Principal{}, problem.Unauthenticated("the key is not valid")
 	}
 	return who, nil
 }
@@ -209,18 +209,4 @@ func bearer(v string) (string, bool) {
 	}
 	secret = strings.TrimSpace(secret)
 	return secret, secret != ""
-}
-
-func unauthenticated(detail string) error {
-	return &problem.Error{Code: "Unauthenticated", Problem: problem.Problem{
-		Type: problem.TypeUnauthenticated, Title: "Not authenticated", Status: 401,
-		Detail: detail, OwnerActionRequired: true,
-	}}
-}
-
-func denied(detail string) error {
-	return &problem.Error{Code: "PermissionDenied", Problem: problem.Problem{
-		Type: problem.TypePermissionDenied, Title: "Permission denied", Status: 403,
-		Detail: detail, OwnerActionRequired: true,
-	}}
 }

@@ -2,9 +2,9 @@
 // and what they answer, what the model's arguments were like (first-attempt
 // validity, re-asks, repairs, refused values), how sessions end, the gRPC
 // server's calls and the Postgres pool. It is fed at the edges — the gRPC
-// interceptor reports each turn with its session.Facts, and a wrapper of
-// the session.Store reports every commit written — never from inside the
-// engine, whose merge and clarify stay pure.
+// adapter's observer reports each turn with its session.Facts, and a
+// wrapper of the session.Store reports every commit written — never from
+// inside the engine, whose merge and clarify stay pure.
 //
 // Every label value is a name the contracts define or a fixed word, never a
 // value a caller sent: a tool the catalog lacks is counted as "other", so

@@ -1,7 +1,9 @@
 // Package problem owns the RFC 9457 problem documents slotd answers with:
 // their stable type URIs, the members an agent needs to decide what to do
-// next (retryable, retry_after_seconds, owner_action_required), and the
-// per-field errors that list what would fit.
+// next (retryable, retry_after_seconds, owner_action_required), the
+// per-field errors that list what would fit, and the Kind of each problem.
+// It knows no transport: which gRPC code and HTTP status a kind answers
+// with is the gRPC adapter's to say.
 package problem
 
 import (
@@ -30,9 +32,16 @@ const (
 
 	TypeUnauthenticated  = Base + "unauthenticated"
 	TypePermissionDenied = Base + "permission-denied"
+
+	// Problems of the backend call, which CompleteSession reports.
+	TypeBackendTimeout       = Base + "backend-timeout"
+	TypeBackendOutputInvalid = Base + "backend-output-invalid"
+	backendPrefix            = Base + "backend-"
 )
 
 // Problem is an RFC 9457 problem document with slotd's extension members.
+// Status is the HTTP status of the problem's Kind: the gRPC adapter sets it
+// when the problem leaves the process, whatever it held before.
 type Problem struct {
 	Type                string       `json:"type"`
 	Title               string       `json:"title"`
@@ -70,11 +79,11 @@ func (e FieldError) Error() string {
 }
 
 // Error lets a Problem travel as a Go error through the layers below the
-// gRPC adapter, which turns it into a status with the problem in its details.
+// gRPC adapter, which answers it with the gRPC code and HTTP status of its
+// Kind and fills in the problem's status member.
 type Error struct {
+	Kind    Kind
 	Problem Problem
-	// Code is the gRPC code name the adapter answers with ("InvalidArgument").
-	Code string
 }
 
 func (e *Error) Error() string {
@@ -86,22 +95,30 @@ func (e *Error) Error() string {
 
 // InvalidRequest is a malformed request naming the offending field.
 func InvalidRequest(field, msg string) *Error {
-	return &Error{Code: "InvalidArgument", Problem: Problem{
+	return &Error{Kind: KindInvalidRequest, Problem: Problem{
 		Type:                TypeInvalidRequest,
 		Title:               "The request is malformed",
-		Status:              400,
 		Detail:              field + ": " + msg,
 		OwnerActionRequired: true,
 		Errors:              []FieldError{{Pointer: "/" + field, Message: msg}},
 	}}
 }
 
+// TooLarge is a request refused for its size before it was decoded.
+func TooLarge(detail string) *Error {
+	return &Error{Kind: KindTooLarge, Problem: Problem{
+		Type:                TypeInvalidRequest,
+		Title:               "The request is too large",
+		Detail:              detail,
+		OwnerActionRequired: true,
+	}}
+}
+
 // UnknownTool names the tools this server knows.
 func UnknownTool(tool string, known []string) *Error {
-	return &Error{Code: "NotFound", Problem: Problem{
+	return &Error{Kind: KindUnknownTool, Problem: Problem{
 		Type:                TypeUnknownTool,
 		Title:               "Unknown tool",
-		Status:              404,
 		Detail:              fmt.Sprintf("no contract named %q", Redact(tool)),
 		OwnerActionRequired: true,
 		Errors:              []FieldError{{Pointer: "/tool", Input: Quote(tool), Message: "unknown tool", Allowed: known}},
@@ -110,20 +127,27 @@ func UnknownTool(tool string, known []string) *Error {
 
 // NotFound is a session or conversation that does not exist (for this tenant).
 func NotFound(what string) *Error {
-	return &Error{Code: "NotFound", Problem: Problem{
+	return &Error{Kind: KindNotFound, Problem: Problem{
 		Type:   TypeNotFound,
 		Title:  "Not found",
-		Status: 404,
 		Detail: what + " not found",
+	}}
+}
+
+// Ended is a change asked of a session that has ended.
+func Ended() *Error {
+	return &Error{Kind: KindEnded, Problem: Problem{
+		Type:   TypeConflict,
+		Title:  "The session has ended",
+		Detail: "An ended session takes no more changes; the next turn starts a new one.",
 	}}
 }
 
 // Unavailable is a retryable failure of the store.
 func Unavailable(retryAfter int) *Error {
-	return &Error{Code: "Unavailable", Problem: Problem{
+	return &Error{Kind: KindUnavailable, Problem: Problem{
 		Type:              TypeUnavailable,
 		Title:             "The session store is unavailable",
-		Status:            503,
 		Detail:            "The turn may not have been applied; retrying with the same turn_id is safe: it is applied exactly once.",
 		Retryable:         true,
 		RetryAfterSeconds: retryAfter,
@@ -132,10 +156,9 @@ func Unavailable(retryAfter int) *Error {
 
 // Conflict is a turn that lost a race it cannot wait for; retrying is safe.
 func Conflict(retryAfter int) *Error {
-	return &Error{Code: "Aborted", Problem: Problem{
+	return &Error{Kind: KindBusy, Problem: Problem{
 		Type:              TypeConflict,
 		Title:             "The conversation is busy",
-		Status:            409,
 		Detail:            "Another turn of this conversation held it too long; retrying with the same turn_id is safe.",
 		Retryable:         true,
 		RetryAfterSeconds: retryAfter,
@@ -144,22 +167,59 @@ func Conflict(retryAfter int) *Error {
 
 // Overloaded sheds a call instead of queueing it without bound.
 func Overloaded(retryAfter int) *Error {
-	return &Error{Code: "ResourceExhausted", Problem: Problem{
+	return &Error{Kind: KindOverloaded, Problem: Problem{
 		Type:              TypeOverloaded,
 		Title:             "slotd is overloaded",
-		Status:            503,
 		Detail:            "The call was not started; retrying with the same turn_id is safe.",
 		Retryable:         true,
 		RetryAfterSeconds: retryAfter,
 	}}
 }
 
+// DeadlinePassed is a call whose deadline passed before it was answered.
+func DeadlinePassed() *Error {
+	return &Error{Kind: KindDeadline, Problem: Problem{
+		Type:      TypeUnavailable,
+		Title:     "The deadline passed",
+		Detail:    "The turn may or may not have been applied; retrying with the same turn_id is safe.",
+		Retryable: true,
+	}}
+}
+
+// Cancelled is a call its caller gave up on.
+func Cancelled() *Error {
+	return &Error{Kind: KindCancelled, Problem: Problem{
+		Type:      TypeUnavailable,
+		Title:     "The call was cancelled",
+		Retryable: true,
+	}}
+}
+
+// Unauthenticated is a call without a valid key.
+func Unauthenticated(detail string) *Error {
+	return &Error{Kind: KindUnauthenticated, Problem: Problem{
+		Type:                TypeUnauthenticated,
+		Title:               "Not authenticated",
+		Detail:              detail,
+		OwnerActionRequired: true,
+	}}
+}
+
+// PermissionDenied is a call whose key may not make it.
+func PermissionDenied(detail string) *Error {
+	return &Error{Kind: KindPermissionDenied, Problem: Problem{
+		Type:                TypePermissionDenied,
+		Title:               "Permission denied",
+		Detail:              detail,
+		OwnerActionRequired: true,
+	}}
+}
+
 // Internal hides whatever went wrong; the details stay in the log.
 func Internal() *Error {
-	return &Error{Code: "Internal", Problem: Problem{
+	return &Error{Kind: KindInternal, Problem: Problem{
 		Type:                TypeInternal,
 		Title:               "Internal error",
-		Status:              500,
 		OwnerActionRequired: true,
 	}}
 }

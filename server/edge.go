@@ -13,6 +13,7 @@ import (
 
 	"github.com/slotd/slotd/auth"
 	"github.com/slotd/slotd/internal/certs"
+	"github.com/slotd/slotd/problem"
 )
 
 // The bounds of every listener, so that no client, authenticated or not,
@@ -133,12 +134,12 @@ func (s *Server) checkEdge(keys *auth.Keys) error {
 }
 
 // refusal is the reason label of a call refused at the edge with a
-// problem of the given code.
-func refusal(code string) string {
-	switch code {
-	case "Unauthenticated":
+// problem of kind k.
+func refusal(k problem.Kind) string {
+	switch k {
+	case problem.KindUnauthenticated:
 		return "unauthenticated"
-	case "PermissionDenied":
+	case problem.KindPermissionDenied:
 		return "permission_denied"
 	}
 	return "overloaded"

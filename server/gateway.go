@@ -166,32 +166,31 @@ func edge(keys *auth.Keys, m *metrics.Metrics, next http.Handler) http.Handler {
 		if !public {
 			if _, err := keys.Check(r.Header.Values("Authorization")); err != nil {
 				var pe *problem.Error
-				errors.As(err, &pe)
-				m.Refused("http", refusal(pe.Code))
-				sendProblem(w, http.StatusUnauthorized, pe.Problem)
+				if !errors.As(err, &pe) {
+					pe = problem.Unauthenticated("")
+				}
+				m.Refused("http", refusal(pe.Kind))
+				sendError(w, pe)
 				return
 			}
 		}
 		if r.ContentLength > maxHTTPBody {
-			sendProblem(w, http.StatusRequestEntityTooLarge, tooLarge())
+			sendError(w, tooLarge())
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxHTTPBody))
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			sendProblem(w, http.StatusRequestEntityTooLarge, tooLarge())
+			sendError(w, tooLarge())
 			return
 		case err != nil:
 			// A body that stopped coming, or a broken connection: the error
 			// names sockets, so it is not passed on.
-			sendProblem(w, http.StatusBadRequest, problem.Problem{Type: problem.TypeInvalidRequest,
-				Title: "The request is malformed", Detail: "the request body could not be read in time", OwnerActionRequired: true})
+			sendError(w, malformed("the request body could not be read in time"))
 			return
 		case tooDeep(body, maxJSONDepth):
-			sendProblem(w, http.StatusBadRequest, problem.Problem{Type: problem.TypeInvalidRequest,
-				Title: "The request is malformed", Detail: fmt.Sprintf("the body nests deeper than %d levels", maxJSONDepth),
-				OwnerActionRequired: true})
+			sendError(w, malformed(fmt.Sprintf("the body nests deeper than %d levels", maxJSONDepth)))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -199,9 +198,15 @@ func edge(keys *auth.Keys, m *metrics.Metrics, next http.Handler) http.Handler {
 	})
 }
 
-func tooLarge() problem.Problem {
-	return problem.Problem{Type: problem.TypeInvalidRequest, Title: "The request is too large",
-		Detail: "the body is over " + strconv.Itoa(maxHTTPBody) + " bytes", OwnerActionRequired: true}
+func tooLarge() *problem.Error {
+	return problem.TooLarge("the body is over " + strconv.Itoa(maxHTTPBody) + " bytes")
+}
+
+// malformed is a body refused before the JSON decoder saw it; unlike
+// problem.InvalidRequest it names no field, as there is none yet.
+func malformed(detail string) *problem.Error {
+	return &problem.Error{Kind: problem.KindInvalidRequest, Problem: problem.Problem{Type: problem.TypeInvalidRequest,
+		Title: "The request is malformed", Detail: detail, OwnerActionRequired: true}}
 }
 
 // tooDeep reports whether JSON text nests arrays and objects deeper than
@@ -259,27 +264,30 @@ func outgoingHeader(key string) (string, bool) {
 }
 
 // writeProblem is the gateway's error handler: the Problem in the status
-// details (every error slotd's services return carries one), or one made
-// from the code for errors of the gateway or the transport, as an RFC 9457
-// document whose status is the HTTP status of the gRPC code.
+// details (every error slotd's services return carries one, its status
+// member filled in by api), or api's problem for the bare code of an error
+// of the gateway or the transport, as an RFC 9457 document whose status
+// member is the HTTP status.
 func writeProblem(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	st := status.Convert(err)
 	code := st.Code()
-	httpStatus := runtime.HTTPStatusFromCode(code)
 	p, ok := problemFromStatus(st)
 	if !ok {
-		p = problemFromCode(code, st.Message())
-		if code == codes.ResourceExhausted {
-			// Only the transport's size limit says so without a problem.
-			httpStatus = http.StatusRequestEntityTooLarge
+		p = api.ProblemForCode(code)
+		if code == codes.InvalidArgument {
+			p.Detail = decodeDetail(st.Message())
 		}
+	}
+	if p.Status == 0 {
+		// A problem api did not make: its status is the code's.
+		p.Status = api.ProblemForCode(code).Status
 	}
 	if md, ok := runtime.ServerMetadataFromContext(ctx); ok {
 		if ids := md.HeaderMD.Get("x-request-id"); len(ids) == 1 {
 			w.Header().Set("X-Request-Id", ids[0])
 		}
 	}
-	sendProblem(w, httpStatus, p)
+	sendProblem(w, p.Status, p)
 }
 
 func routingProblem(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
@@ -290,6 +298,11 @@ func routingProblem(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler,
 			Detail: r.Method + " is not allowed here; the routes are in " + OpenAPIPath}
 	}
 	sendProblem(w, httpStatus, p)
+}
+
+// sendError answers a problem made at the edge, before any service ran.
+func sendError(w http.ResponseWriter, pe *problem.Error) {
+	sendProblem(w, api.HTTPStatus(pe.Kind), pe.Problem)
 }
 
 func sendProblem(w http.ResponseWriter, httpStatus int, p problem.Problem) {
@@ -329,37 +342,15 @@ func problemFromStatus(st *status.Status) (problem.Problem, bool) {
 	return problem.Problem{}, false
 }
 
-// problemFromCode covers what never reached slotd's services: a body the
-// gateway could not decode, a connection that broke, a health check that
-// said NOT_SERVING. The message of a decoding error helps fix the call; it
-// is redacted as any echoed input is.
-func problemFromCode(code codes.Code, msg string) problem.Problem {
-	switch code {
-	case codes.InvalidArgument:
-		// The JSON decoder's own words say what to fix; anything else (a
-		// transport's) may name sockets and is not passed on.
-		detail := "the body is not a JSON request of this method"
-		if rest, ok := strings.CutPrefix(msg, "proto:"); ok {
-			detail = "the body does not decode: " + cut(problem.Redact(jsonPosition.ReplaceAllString(strings.TrimSpace(rest), "at line $1, column $2")), 300)
-		}
-		return problem.Problem{Type: problem.TypeInvalidRequest, Title: "The request is malformed",
-			Detail: detail, OwnerActionRequired: true}
-	case codes.Unavailable:
-		return problem.Problem{Type: problem.TypeUnavailable, Title: "slotd is unavailable",
-			Detail: "Retrying with the same turn_id is safe.", Retryable: true, RetryAfterSeconds: 1}
-	case codes.DeadlineExceeded:
-		return problem.Problem{Type: problem.TypeUnavailable, Title: "The deadline passed",
-			Detail: "The turn may or may not have been applied; retrying with the same turn_id is safe.", Retryable: true}
-	case codes.Canceled:
-		return problem.Problem{Type: problem.TypeUnavailable, Title: "The call was cancelled", Retryable: true}
-	case codes.NotFound:
-		return problem.Problem{Type: problem.TypeNotFound, Title: "Not found"}
-	case codes.Unimplemented:
-		return problem.Problem{Type: problem.TypeInternal, Title: "Not implemented by this server", OwnerActionRequired: true}
-	case codes.ResourceExhausted:
-		return problem.Problem{Type: problem.TypeInvalidRequest, Title: "The request is too large", OwnerActionRequired: true}
+// decodeDetail is the detail of a body the gateway could not decode. The
+// JSON decoder's own words say what to fix; anything else (a transport's)
+// may name sockets and is not passed on. The words are redacted as any
+// echoed input is.
+func decodeDetail(msg string) string {
+	if rest, ok := strings.CutPrefix(msg, "proto:"); ok {
+		return "the body does not decode: " + cut(problem.Redact(jsonPosition.ReplaceAllString(strings.TrimSpace(rest), "at line $1, column $2")), 300)
 	}
-	return problem.Problem{Type: problem.TypeInternal, Title: "Internal error", OwnerActionRequired: true}
+	return "the body is not a JSON request of this method"
 }
 
 // jsonPosition is how the JSON decoder names a place in the body.

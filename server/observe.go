@@ -13,10 +13,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/status"
 
 	"github.com/slotd/slotd/api"
-	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/clarify"
 	"github.com/slotd/slotd/internal/certs"
 	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/metrics"
@@ -84,17 +83,11 @@ func (s *Server) MetricsAddr() string {
 // Metrics is the server's collectors, for embedding and tests.
 func (s *Server) Metrics() *metrics.Metrics { return s.obs.m }
 
-// unary is the interceptor that counts every call (gRPC metrics) and
-// observes and logs every turn. It sits inside the recovery interceptor,
-// which gives the call its request id, and outside authentication and load
-// shedding, so that refused turns are seen too.
+// unary counts every call (the gRPC metrics). It sits inside the recovery
+// interceptor and outside load shedding and the Errors interceptor, so that
+// it sees every call's code, refused ones' too.
 func (o *observer) unary() grpc.UnaryServerInterceptor {
-	counted := o.m.GRPC.UnaryServerInterceptor()
-	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		return counted(ctx, req, info, func(ctx context.Context, req any) (any, error) {
-			return o.turns(ctx, req, info, handler)
-		})
-	}
+	return o.m.GRPC.UnaryServerInterceptor()
 }
 
 // stream counts streaming calls (health watches, reflection).
@@ -102,79 +95,68 @@ func (o *observer) stream() grpc.StreamServerInterceptor {
 	return o.m.GRPC.StreamServerInterceptor()
 }
 
-func (o *observer) turns(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if info.FullMethod == slotdv1.SlotService_CompleteSession_FullMethodName {
-		return o.completion(ctx, req, handler)
-	}
-	in, ok := req.(*slotdv1.TurnRequest)
-	if !ok || info.FullMethod != slotdv1.SlotService_Turn_FullMethodName {
-		return handler(ctx, req)
-	}
-	start := time.Now()
-	o.m.TurnStarted()
-	var trace session.Trace
-	resp, err := handler(session.WithTrace(ctx, &trace), req)
-	elapsed := time.Since(start)
+var _ api.Observer = (*observer)(nil)
 
-	t := metrics.Turn{Tool: in.GetTool(), Duration: elapsed}
-	code := codes.OK
-	if err != nil {
-		code = status.Code(err)
-		t.Code = code.String()
-	} else if res := trace.Result; res != nil {
+// TurnStarted implements api.Observer.
+func (o *observer) TurnStarted(context.Context) { o.m.TurnStarted() }
+
+// TurnDone implements api.Observer: the turn metrics and the turn's log
+// line.
+func (o *observer) TurnDone(ctx context.Context, r api.TurnReport) {
+	t := metrics.Turn{Tool: r.Request.Tool, Duration: r.Elapsed}
+	if r.Code != codes.OK {
+		t.Code = r.Code.String()
+	} else if res := r.Result; res != nil {
 		t.Action, t.Replayed, t.Facts = string(res.Action), res.Replayed, res.Facts
 	}
 	o.m.TurnDone(t)
-	o.logTurn(ctx, in, &trace, t, code)
-	return resp, err
+	o.logTurn(ctx, r, t)
 }
 
-// completion observes a CompleteSession: backend failure kinds, output
+// CompletionDone implements api.Observer: backend failure kinds, output
 // contract violations, hand-offs.
-func (o *observer) completion(ctx context.Context, req any, handler grpc.UnaryHandler) (any, error) {
-	resp, err := handler(ctx, req)
-	in, _ := req.(*slotdv1.CompleteSessionRequest)
-	out, ok := resp.(*slotdv1.CompleteSessionResponse)
-	if err != nil || !ok || in == nil {
-		return resp, err
+func (o *observer) CompletionDone(_ context.Context, r api.CompletionReport) {
+	out := r.Completion
+	if r.Code != codes.OK || out == nil {
+		return
 	}
 	c := metrics.Completion{
-		Tool:          out.GetSession().GetTool(),
-		OutputInvalid: out.GetProblem().GetType() == problem.Base+"backend-output-invalid",
-		HandedOff:     out.GetAction() == slotdv1.Action_ACTION_HANDOFF,
+		Tool:          out.Session.Tool,
+		OutputInvalid: out.Problem != nil && out.Problem.Type == problem.TypeBackendOutputInvalid,
+		HandedOff:     out.Action == clarify.Handoff,
 	}
-	if f := in.GetFailure(); f != nil {
-		c.FailureKind = strings.ToLower(strings.TrimPrefix(f.GetKind().String(), "FAILURE_KIND_"))
+	if f := r.Request.Failure; f != nil {
+		c.FailureKind = string(f.Kind)
 	}
 	o.m.CompletionDone(c)
-	return resp, err
 }
 
 // logTurn writes the turn's one log line. It carries names, counts and
 // ids, never a slot value or an argument: what the user said stays out of
 // the logs, and a card number above all. Ids are masked like any echoed
 // input, in case a caller put a card number in one.
-func (o *observer) logTurn(ctx context.Context, in *slotdv1.TurnRequest, trace *session.Trace, t metrics.Turn, code codes.Code) {
+func (o *observer) logTurn(ctx context.Context, r api.TurnReport, t metrics.Turn) {
 	level := slog.LevelInfo
-	switch code {
+	switch r.Code {
 	case codes.Internal, codes.Unknown, codes.Unavailable, codes.DeadlineExceeded, codes.DataLoss, codes.ResourceExhausted:
 		level = slog.LevelWarn
 	}
 	if !o.log.Enabled(ctx, level) {
 		return
 	}
+	in := r.Request
 	attrs := make([]slog.Attr, 0, 16)
 	attrs = append(attrs,
 		slog.String("request_id", api.RequestID(ctx)),
-		slog.String("tenant", trace.Request.Tenant),
-		slog.String("tool", o.m.Tool(in.GetTool())),
-		slog.String("conversation_id", maskID(in.GetConversationId())),
-		slog.String("turn_id", maskID(in.GetTurnId())),
+		slog.String("tenant", in.Tenant),
+		slog.String("tool", o.m.Tool(in.Tool)),
+		slog.String("conversation_id", maskID(in.ConversationID)),
+		slog.String("turn_id", maskID(in.TurnID)),
 		slog.String("action", t.Action),
-		slog.String("code", code.String()),
+		slog.String("code", r.Code.String()),
 		slog.Float64("latency_ms", float64(t.Duration.Microseconds())/1000),
 	)
-	if res := trace.Result; res != nil {
+	if res := r.Result; res != nil {
 		attrs = append(attrs,
 			slog.String("session_id", res.Session.ID),
 			slog.Int64("version", res.Session.Version),

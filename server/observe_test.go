@@ -649,3 +649,35 @@ func TestHandoffAndBackendMetrics(t *testing.T) {
 		}
 	}
 }
+
+// A turn Limit refuses never reaches the service: it is counted and logged
+// all the same, with the code it was refused with.
+func TestRefusedTurnsAreCountedAndLogged(t *testing.T) {
+	t.Parallel()
+	var buf syncBuffer
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	inst := start(t, "", log, func(c *server.Config) { c.Limits.MaxRequestBytes = 1024 })
+	big := inst.convo(t, "too-big", "travel.search_flights")
+	if _, err := inst.client.Turn(context.Background(), big.request(`{"from": "`+strings.Repeat("x", 2000)+`"}`)); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("a turn over MaxRequestBytes: %v, want INVALID_ARGUMENT", err)
+	}
+	fams := scrape(t, inst)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"slotd_turn_failures_total", map[string]string{"tool": "travel.search_flights", "code": "InvalidArgument"}, 1},
+		{"slotd_turn_duration_seconds", map[string]string{"tool": "travel.search_flights", "action": "ERROR"}, 1},
+		{"slotd_turns_in_flight", nil, 0},
+		{"grpc_server_handled_total", map[string]string{"grpc_method": "Turn", "grpc_code": "InvalidArgument"}, 1},
+	} {
+		if got := value(fams, c.name, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	lines := turnLines(t, buf.String())
+	if len(lines) != 1 || lines[0]["code"] != "InvalidArgument" || lines[0]["conversation_id"] != "too-big" || lines[0]["tool"] != "travel.search_flights" {
+		t.Errorf("turn lines = %v, want one for the refused turn, with its code", lines)
+	}
+}

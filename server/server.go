@@ -28,6 +28,7 @@ import (
 	"github.com/slotd/slotd/contract"
 	"github.com/slotd/slotd/internal/certs"
 	"github.com/slotd/slotd/migrations"
+	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
 	"github.com/slotd/slotd/session/memstore"
 	"github.com/slotd/slotd/session/pgstore"
@@ -188,7 +189,8 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.guard = api.NewGuard(cfg.Limits, log)
-	s.guard.OnRefuse(func(code string) { s.obs.m.Refused("grpc", refusal(code)) })
+	s.guard.OnRefuse(func(k problem.Kind) { s.obs.m.Refused("grpc", refusal(k)) })
+	s.guard.ObserveTurns(s.obs)
 	s.health = health.NewServer()
 	s.grpc = s.newGRPC(keys, s.certs != nil)
 	s.setServing(false)
@@ -215,14 +217,16 @@ func (s *Server) newGRPC(keys *auth.Keys, withTLS bool) *grpc.Server {
 		// CPU growing its stack (slotd bench --cpuprofile). More calls than
 		// workers still get a goroutine each.
 		grpc.NumStreamWorkers(uint32(16*runtime.GOMAXPROCS(0))),
-		grpc.ChainUnaryInterceptor(s.guard.Recover(), s.obs.unary(), s.guard.Limit()),
-		grpc.ChainStreamInterceptor(s.guard.RecoverStream(), s.obs.stream()),
+		// Errors comes last, so that every handler's error becomes a status
+		// with a problem before the gRPC metrics read its code.
+		grpc.ChainUnaryInterceptor(s.guard.Recover(), s.obs.unary(), s.guard.Limit(), s.guard.Errors()),
+		grpc.ChainStreamInterceptor(s.guard.RecoverStream(), s.obs.stream(), s.guard.ErrorsStream()),
 	)
 	if withTLS {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.certs.ServerConfig("h2"))))
 	}
 	srv := grpc.NewServer(opts...)
-	api.NewSlotService(s.engine, s.log).Register(srv)
+	api.NewSlotService(s.engine, api.WithObserver(s.obs)).Register(srv)
 	api.NewAdminService(s.engine, s.log, s.cfg.Clock).Register(srv)
 	healthpb.RegisterHealthServer(srv, s.health)
 	reflection.Register(srv)

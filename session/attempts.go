@@ -97,7 +97,6 @@ func handoffProblem(c *contract.Contract, slot string, n int, last *problem.Prob
 	p := &problem.Problem{
 		Type:                problem.TypeHandoff,
 		Title:               "Handed off to a person",
-		Status:              422,
 		Detail:              fmt.Sprintf("%s was not accepted after %d attempts.", slot, n),
 		OwnerActionRequired: true,
 	}
@@ -115,7 +114,6 @@ func turnProblem(refused []problem.FieldError, step clarify.Step) *problem.Probl
 		return &problem.Problem{
 			Type:   problem.TypeInvalidValue,
 			Title:  "Some arguments were not accepted",
-			Status: 422,
 			Detail: refused[0].Error(),
 			Errors: refused,
 		}
@@ -123,7 +121,6 @@ func turnProblem(refused []problem.FieldError, step clarify.Step) *problem.Probl
 		return &problem.Problem{
 			Type:   problem.TypeRuleViolated,
 			Title:  "The arguments break a rule of the contract",
-			Status: 422,
 			Detail: step.Violations[0].Error(),
 			Errors: step.Violations,
 		}

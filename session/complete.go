@@ -147,8 +147,8 @@ func (e *Engine) completion(s *Session, req CompleteRequest) (*Commit, error) {
 	case s.LastAction != string(clarify.Ready):
 		return nil, notReady(s.LastAction)
 	case req.IdempotencyKey != "" && req.IdempotencyKey != key:
-		return nil, &problem.Error{Code: "FailedPrecondition", Problem: problem.Problem{
-			Type: problem.TypeConflict, Title: "Not the session's idempotency key", Status: 409,
+		return nil, &problem.Error{Kind: problem.KindConflict, Problem: problem.Problem{
+			Type: problem.TypeConflict, Title: "Not the session's idempotency key",
 			Detail: "The key does not belong to the arguments this session answered READY with.", OwnerActionRequired: true,
 		}}
 	}
@@ -213,8 +213,8 @@ func completionCommit(c *contract.Contract, s *Session, req CompleteRequest, out
 }
 
 func notReady(last string) error {
-	return &problem.Error{Code: "FailedPrecondition", Problem: problem.Problem{
-		Type: problem.TypeConflict, Title: "Nothing is ready to complete", Status: 409,
+	return &problem.Error{Kind: problem.KindConflict, Problem: problem.Problem{
+		Type: problem.TypeConflict, Title: "Nothing is ready to complete",
 		Detail: "CompleteSession follows a READY turn; the last turn answered " + last + ".", OwnerActionRequired: true,
 	}}
 }

@@ -83,10 +83,6 @@ func (e *Engine) Lifetimes(tool string) (staleAfter, ttl time.Duration) {
 // (plan.go) and commits the plan in the same unit of work. A turn_id seen
 // before gets its stored response, Replayed.
 func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
-	trace := traceFrom(ctx)
-	if trace != nil {
-		trace.Request = req
-	}
 	c, err := e.prepare(&req)
 	if err != nil {
 		return nil, err
@@ -110,9 +106,7 @@ func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
 	} else {
 		result = applied.Commit.Result
 	}
-	if trace != nil {
-		trace.Request, trace.Result = req, result
-	}
+	result.Request = req
 	return result, nil
 }
 

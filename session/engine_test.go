@@ -112,11 +112,11 @@ func TestTurnValidatesBeforeAnyWork(t *testing.T) {
 		tc.edit(&req)
 		_, err := e.Turn(context.Background(), req)
 		pe := problemOf(t, err)
-		if pe.Code != "InvalidArgument" || tc.pointer != "" && pe.Problem.Errors[0].Pointer != tc.pointer {
+		if pe.Kind != problem.KindInvalidRequest || tc.pointer != "" && pe.Problem.Errors[0].Pointer != tc.pointer {
 			t.Errorf("%s: %v (%+v), want INVALID_ARGUMENT at %s", tc.name, err, pe.Problem.Errors, tc.pointer)
 		}
 	}
-	if _, err := e.Turn(context.Background(), session.TurnRequest{ConversationID: "c", Tool: "bank.close_account", TurnID: "t"}); problemOf(t, err).Code != "NotFound" {
+	if _, err := e.Turn(context.Background(), session.TurnRequest{ConversationID: "c", Tool: "bank.close_account", TurnID: "t"}); problemOf(t, err).Kind != problem.KindUnknownTool {
 		t.Errorf("an unknown tool: %v, want NOT_FOUND", err)
 	}
 	if _, err := st.Session(context.Background(), session.Lookup{ConversationID: "c"}); !errors.Is(err, session.ErrNotFound) {
@@ -223,7 +223,7 @@ func TestComplete(t *testing.T) {
 				}
 				continue
 			}
-			if pe := problemOf(t, err); pe.Code != "InvalidArgument" {
+			if pe := problemOf(t, err); pe.Kind != problem.KindInvalidRequest {
 				t.Errorf("%s: %v, want INVALID_ARGUMENT", name, err)
 			}
 		}
@@ -232,13 +232,13 @@ func TestComplete(t *testing.T) {
 		e, _ := newEngine(t)
 		r := turn(t, e, "1", map[string]any{"card_last4": "4417"})
 		_, err := e.Complete(ctx, session.CompleteRequest{Lookup: session.Lookup{Tenant: "bank", SessionID: r.Session.ID}, Result: map[string]any{}})
-		if pe := problemOf(t, err); pe.Code != "FailedPrecondition" || !strings.Contains(pe.Problem.Detail, "ASK") {
+		if pe := problemOf(t, err); pe.Kind != problem.KindConflict || !strings.Contains(pe.Problem.Detail, "ASK") {
 			t.Errorf("completing an ASK: %v", err)
 		}
 		turn(t, e, "2", map[string]any{"operation_date": "вчера", "amount": "1", "reason": "fraud"})
 		rr := turn(t, e, "3", nil, true)
 		_, err = e.Complete(ctx, session.CompleteRequest{Lookup: session.Lookup{Tenant: "bank", SessionID: rr.Session.ID}, IdempotencyKey: "sd_" + strings.ReplaceAll(rr.Session.ID, "-", "") + "_000000000000000000000000", Result: map[string]any{}})
-		if pe := problemOf(t, err); pe.Code != "FailedPrecondition" {
+		if pe := problemOf(t, err); pe.Kind != problem.KindConflict {
 			t.Errorf("another key of the same session: %v, want FAILED_PRECONDITION", err)
 		}
 	})

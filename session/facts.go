@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"strings"
 
 	"github.com/slotd/slotd/clarify"
@@ -122,25 +121,4 @@ func rejection(c *contract.Contract, slot string) Rejection {
 		return Rejection{Slot: slot, Normalizer: strings.Join(p.Normalizers(), "+")}
 	}
 	return Rejection{Slot: slot, Normalizer: SchemaOnly}
-}
-
-// Trace asks Turn to report the turn's result to an adapter, beyond its
-// response: the gRPC server's logs and metrics read Result.Facts from it.
-type Trace struct {
-	// Request is the turn as the engine ran it (its clock filled in).
-	Request TurnRequest
-	// Result is nil until the turn succeeded.
-	Result *Result
-}
-
-type traceKey struct{}
-
-// WithTrace returns a context in which Engine.Turn fills t.
-func WithTrace(ctx context.Context, t *Trace) context.Context {
-	return context.WithValue(ctx, traceKey{}, t)
-}
-
-func traceFrom(ctx context.Context) *Trace {
-	t, _ := ctx.Value(traceKey{}).(*Trace)
-	return t
 }

@@ -153,8 +153,8 @@ func mergeArgs(a, b map[string]any) map[string]any {
 }
 
 func tooLong() error {
-	return &problem.Error{Code: "FailedPrecondition", Problem: problem.Problem{
-		Type: problem.TypeTooLong, Title: "The session has too many turns", Status: 409,
+	return &problem.Error{Kind: problem.KindTooLong, Problem: problem.Problem{
+		Type: problem.TypeTooLong, Title: "The session has too many turns",
 		Detail:              fmt.Sprintf("A session keeps at most %d turns; reset it (ResetSession) to go on.", MaxTurnsPerSession),
 		OwnerActionRequired: true,
 	}}

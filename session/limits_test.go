@@ -109,7 +109,7 @@ func TestHeldArgumentsAreBounded(t *testing.T) {
 		}
 	}
 	var pe *problem.Error
-	if !errors.As(err2, &pe) || pe.Code != "InvalidArgument" {
+	if !errors.As(err2, &pe) || pe.Kind != problem.KindInvalidRequest {
 		t.Fatalf("held arguments grew past one request's bounds: %v", err2)
 	}
 }
@@ -155,7 +155,7 @@ func TestClientClockWindow(t *testing.T) {
 			continue
 		}
 		var pe *problem.Error
-		if !errors.As(err, &pe) || pe.Code != "InvalidArgument" || len(pe.Problem.Errors) != 1 || pe.Problem.Errors[0].Pointer != "/now" {
+		if !errors.As(err, &pe) || pe.Kind != problem.KindInvalidRequest || len(pe.Problem.Errors) != 1 || pe.Problem.Errors[0].Pointer != "/now" {
 			t.Errorf("%s: %v, %v; want INVALID_ARGUMENT naming now", tc.name, res, err)
 		}
 	}

@@ -27,6 +27,9 @@ type Result struct {
 	Replayed bool `json:"-"`
 	// Facts are what the turn showed, for metrics and logs (facts.go).
 	Facts Facts `json:"-"`
+	// Request is the turn as the engine ran it (its clock filled in), for
+	// logs and metrics.
+	Request TurnRequest `json:"-"`
 }
 
 // Change is a slot change as reported to the orchestrator.
