@@ -120,7 +120,7 @@ func turnHeader(ctx context.Context, req *slotdv1.TurnRequest) session.TurnReque
 // GetSession implements slotd.v1.SlotService.
 func (s *SlotService) GetSession(ctx context.Context, req *slotdv1.GetSessionRequest) (*slotdv1.GetSessionResponse, error) {
 	sess, err := s.engine.Get(ctx, session.Lookup{
-		Tenant: TenantFrom(ctx), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId(),
+		Tenant: TenantFrom(ctx), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId(), Tool: req.GetTool(),
 	})
 	if err != nil {
 		return nil, err
@@ -134,17 +134,21 @@ func (s *SlotService) GetSession(ctx context.Context, req *slotdv1.GetSessionReq
 
 // ResetSession implements slotd.v1.SlotService.
 func (s *SlotService) ResetSession(ctx context.Context, req *slotdv1.ResetSessionRequest) (*slotdv1.ResetSessionResponse, error) {
-	sess, changes, err := s.engine.Reset(ctx, session.Lookup{
-		Tenant: TenantFrom(ctx), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId(),
+	ended, changes, err := s.engine.Reset(ctx, session.Lookup{
+		Tenant: TenantFrom(ctx), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId(), Tool: req.GetTool(),
 	}, time.Time{})
 	if err != nil {
 		return nil, err
 	}
-	pb, err := sessionMessage(s.engine.View(sess))
-	if err != nil {
-		return nil, err
+	out := &slotdv1.ResetSessionResponse{}
+	for _, e := range ended {
+		pb, err := sessionMessage(s.engine.View(e))
+		if err != nil {
+			return nil, err
+		}
+		out.Sessions = append(out.Sessions, pb)
 	}
-	out := &slotdv1.ResetSessionResponse{Session: pb}
+	out.Session = out.Sessions[0]
 	for _, ch := range changes {
 		c, err := changeMessage(session.Change{Change: ch})
 		if err != nil {
@@ -178,11 +182,23 @@ func turnResponse(r *session.Result) (*slotdv1.TurnResponse, error) {
 		Problem:        responseProblem(r.Problem),
 		TurnId:         r.TurnID,
 		Notice:         r.Notice,
+		Resumed:        r.Resumed,
 	}
 	if r.Previous != nil {
 		if out.PreviousSession, err = sessionMessage(*r.Previous); err != nil {
 			return nil, err
 		}
+	}
+	for _, e := range r.Ended {
+		pb, err := sessionMessage(e)
+		if err != nil {
+			return nil, err
+		}
+		out.EndedSessions = append(out.EndedSessions, pb)
+	}
+	for _, o := range r.OpenSessions {
+		out.OpenSessions = append(out.OpenSessions, &slotdv1.OpenSession{Tool: o.Tool, SessionId: o.SessionID,
+			Missing: o.Missing, LastAction: actionOf(o.LastAction), UpdatedAt: timestamppb.New(o.UpdatedAt)})
 	}
 	if q := r.Question; q != nil {
 		out.Question = &slotdv1.Question{Slot: q.Slot, Text: q.Text, AllowedValues: q.Allowed, Format: q.Format}
@@ -357,7 +373,7 @@ func (s *SlotService) CompleteSession(ctx context.Context, req *slotdv1.Complete
 
 func completeRequest(ctx context.Context, req *slotdv1.CompleteSessionRequest) (session.CompleteRequest, error) {
 	cr := session.CompleteRequest{
-		Lookup:         session.Lookup{Tenant: TenantFrom(ctx), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId()},
+		Lookup:         session.Lookup{Tenant: TenantFrom(ctx), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId(), Tool: req.GetTool()},
 		IdempotencyKey: req.GetIdempotencyKey(),
 	}
 	switch o := req.Outcome.(type) {

@@ -330,7 +330,8 @@ func openDirect(ctx context.Context, cfg Config, dbURL, metricsURL string, rep *
 	return &directSide{pool: pool, turn: func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
 		t := templates[slices.IndexFunc(dialogues, func(x Dialogue) bool { return x.Name == d.Name })][step]
 		key := session.Key{Tenant: cfg.Tenant, ConversationID: conv}
-		_, err := store.Turn(ctx, key, turnID, func(active *session.Session) (*session.Commit, error) {
+		_, err := store.Turn(ctx, key, turnID, func(open []*session.Session) (*session.Commit, error) {
+			active := only(open)
 			return rebase(t, active, key, turnID, time.Now().UTC())
 		})
 		return err

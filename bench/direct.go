@@ -33,9 +33,9 @@ type recorder struct {
 }
 
 func (r *recorder) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
-	return r.Store.Turn(ctx, key, turnID, func(active *session.Session) (*session.Commit, error) {
-		c, err := fn(active)
-		r.last = template{before: active, commit: c}
+	return r.Store.Turn(ctx, key, turnID, func(open []*session.Session) (*session.Commit, error) {
+		c, err := fn(open)
+		r.last = template{before: only(open), commit: c}
 		return c, err
 	})
 }
@@ -150,4 +150,12 @@ func explain(res *session.Result) string {
 		}
 	}
 	return out
+}
+
+// only is the one open session of a conversation of one tool, or nil.
+func only(open []*session.Session) *session.Session {
+	if len(open) == 0 {
+		return nil
+	}
+	return open[0]
 }

@@ -197,6 +197,38 @@ func ResumeText(in Input) string {
 	return in.fill(phrase(in.Locale, c.DefaultLocale, "resume"), map[string]any{"summary": summary})
 }
 
+// ResumedText tells the user the conversation is back on a session parked
+// while other tools were used: what it holds and what it still needs.
+func ResumedText(in Input, missing []string) string {
+	c := in.Contract
+	summary := in.filled()
+	if summary == "" {
+		summary = "—"
+	}
+	var labels []string
+	for _, slot := range missing {
+		if p := c.Property(slot); p != nil {
+			labels = append(labels, p.Label(in.Locale, c.DefaultLocale))
+		}
+	}
+	key := "resumed"
+	if len(labels) == 0 {
+		key = "resumed_complete"
+	}
+	return in.fill(phrase(in.Locale, c.DefaultLocale, key), map[string]any{
+		"tool": c.Label(in.Locale), "summary": summary, "missing": strings.Join(labels, ", ")})
+}
+
+// ClosedText tells the user which unfinished tools a turn closed: to make
+// room for a new one, or because the new one replaces them.
+func ClosedText(c *contract.Contract, locale string, closed []*contract.Contract) string {
+	var names []string
+	for _, x := range closed {
+		names = append(names, x.Label(locale))
+	}
+	return strings.ReplaceAll(phrase(locale, c.DefaultLocale, "closed_others"), "{tools}", strings.Join(names, ", "))
+}
+
 // filled lists the filled slots as "label: value; …" in contract order,
 // sensitive values masked: the summary of CONFIRM, RESUME and HANDOFF.
 func (in Input) filled() string {
@@ -285,49 +317,58 @@ func capitalize(s string) string {
 // phrases are slotd's own sentences, per locale.
 var phrases = map[string]map[string]string{
 	"ru": {
-		"ask":            "Уточните, пожалуйста: {label}.",
-		"reconfirm":      "{label}: было {old}, теперь {new}. Заменить?",
-		"overwritten":    "Понял, меняю: {label} — {new}.",
-		"confirm":        "Проверьте, всё ли верно: {summary}.",
-		"cancelled":      "Хорошо, ничего не делаю.",
-		"expired":        "Прошлый разговор закрыт за давностью, начинаем заново.",
-		"restarted":      "Хорошо, начинаем заново.",
-		"closed":         "Прошлый разговор был закрыт, начинаем заново.",
-		"resume":         "Мы остановились на этом: {summary}. Продолжаем с того же места?",
-		"resume_empty":   "Мы прервались. Продолжаем?",
-		"failed_retry":   "Заявка не создана; повторить безопасно через {seconds} с.",
-		"failed_handoff": "Заявка не создана; передаю разговор сотруднику.",
-		"handoff":        "Передаю разговор сотруднику. Уже известно: {summary}. Не удалось уточнить: {label}.",
+		"ask":              "Уточните, пожалуйста: {label}.",
+		"reconfirm":        "{label}: было {old}, теперь {new}. Заменить?",
+		"overwritten":      "Понял, меняю: {label} — {new}.",
+		"confirm":          "Проверьте, всё ли верно: {summary}.",
+		"cancelled":        "Хорошо, ничего не делаю.",
+		"expired":          "Прошлый разговор закрыт за давностью, начинаем заново.",
+		"restarted":        "Хорошо, начинаем заново.",
+		"closed":           "Прошлый разговор был закрыт, начинаем заново.",
+		"resume":           "Мы остановились на этом: {summary}. Продолжаем с того же места?",
+		"resume_empty":     "Мы прервались. Продолжаем?",
+		"failed_retry":     "Заявка не создана; повторить безопасно через {seconds} с.",
+		"failed_handoff":   "Заявка не создана; передаю разговор сотруднику.",
+		"handoff":          "Передаю разговор сотруднику. Уже известно: {summary}. Не удалось уточнить: {label}.",
+		"resumed":          "Возвращаемся: {tool}. Уже известно: {summary}; осталось уточнить: {missing}.",
+		"resumed_complete": "Возвращаемся: {tool}. Уже известно: {summary}.",
+		"closed_others":    "Закрываю незавершённое: {tools}.",
 	},
 	"uk": {
-		"ask":            "Уточніть, будь ласка: {label}.",
-		"reconfirm":      "{label}: було {old}, тепер {new}. Замінити?",
-		"overwritten":    "Зрозумів, змінюю: {label} — {new}.",
-		"confirm":        "Перевірте, чи все правильно: {summary}.",
-		"cancelled":      "Добре, нічого не роблю.",
-		"expired":        "Попередню розмову закрито за давністю, починаємо знову.",
-		"restarted":      "Добре, починаємо знову.",
-		"closed":         "Попередню розмову було закрито, починаємо знову.",
-		"resume":         "Ми зупинилися на цьому: {summary}. Продовжуємо з того ж місця?",
-		"resume_empty":   "Ми перервалися. Продовжуємо?",
-		"failed_retry":   "Запит не виконано; повторити безпечно через {seconds} с.",
-		"failed_handoff": "Запит не виконано; передаю розмову співробітнику.",
-		"handoff":        "Передаю розмову співробітнику. Уже відомо: {summary}. Не вдалося уточнити: {label}.",
+		"ask":              "Уточніть, будь ласка: {label}.",
+		"reconfirm":        "{label}: було {old}, тепер {new}. Замінити?",
+		"overwritten":      "Зрозумів, змінюю: {label} — {new}.",
+		"confirm":          "Перевірте, чи все правильно: {summary}.",
+		"cancelled":        "Добре, нічого не роблю.",
+		"expired":          "Попередню розмову закрито за давністю, починаємо знову.",
+		"restarted":        "Добре, починаємо знову.",
+		"closed":           "Попередню розмову було закрито, починаємо знову.",
+		"resume":           "Ми зупинилися на цьому: {summary}. Продовжуємо з того ж місця?",
+		"resume_empty":     "Ми перервалися. Продовжуємо?",
+		"failed_retry":     "Запит не виконано; повторити безпечно через {seconds} с.",
+		"failed_handoff":   "Запит не виконано; передаю розмову співробітнику.",
+		"handoff":          "Передаю розмову співробітнику. Уже відомо: {summary}. Не вдалося уточнити: {label}.",
+		"resumed":          "Повертаємося: {tool}. Уже відомо: {summary}; залишилося уточнити: {missing}.",
+		"resumed_complete": "Повертаємося: {tool}. Уже відомо: {summary}.",
+		"closed_others":    "Закриваю незавершене: {tools}.",
 	},
 	"en": {
-		"ask":            "Please tell me the {label}.",
-		"reconfirm":      "{label}: it was {old}, now {new}. Shall I change it?",
-		"overwritten":    "Got it, changing the {label} to {new}.",
-		"confirm":        "Please check that this is right: {summary}.",
-		"cancelled":      "All right, nothing will be done.",
-		"expired":        "The previous conversation expired; starting over.",
-		"restarted":      "All right, starting over.",
-		"closed":         "The previous conversation was closed; starting over.",
-		"resume":         "Here is where we stopped: {summary}. Shall we go on from there?",
-		"resume_empty":   "We were interrupted. Shall we go on?",
-		"failed_retry":   "Nothing was done yet; retrying is safe in {seconds} seconds.",
-		"failed_handoff": "Nothing was done; a person will take over.",
-		"handoff":        "A person will take over from here. Known so far: {summary}. Could not settle: {label}.",
+		"ask":              "Please tell me the {label}.",
+		"reconfirm":        "{label}: it was {old}, now {new}. Shall I change it?",
+		"overwritten":      "Got it, changing the {label} to {new}.",
+		"confirm":          "Please check that this is right: {summary}.",
+		"cancelled":        "All right, nothing will be done.",
+		"expired":          "The previous conversation expired; starting over.",
+		"restarted":        "All right, starting over.",
+		"closed":           "The previous conversation was closed; starting over.",
+		"resume":           "Here is where we stopped: {summary}. Shall we go on from there?",
+		"resume_empty":     "We were interrupted. Shall we go on?",
+		"failed_retry":     "Nothing was done yet; retrying is safe in {seconds} seconds.",
+		"failed_handoff":   "Nothing was done; a person will take over.",
+		"handoff":          "A person will take over from here. Known so far: {summary}. Could not settle: {label}.",
+		"resumed":          "Back to {tool}: {summary}; still needed: {missing}.",
+		"resumed_complete": "Back to {tool}: {summary}.",
+		"closed_others":    "Closing what was left unfinished: {tools}.",
 	},
 }
 

@@ -50,9 +50,14 @@ type Contract struct {
 	// optional (nullable for OpenAI), so that a strict mode never makes the
 	// model invent a value slotd would rather ask for.
 	Partial bool
-	// CarryOver lets slots of the conversation's previous tool carry over
-	// into this one when their names and types fit (default true).
+	// CarryOver lets slots of the conversation's other open sessions carry
+	// over into a new session of this tool when their names and types fit
+	// (default true).
 	CarryOver bool
+	// Exclusive tools replace whatever else the conversation was doing
+	// (blocking a stolen card): opening one ends the conversation's other
+	// open sessions (x-slotd.exclusive).
+	Exclusive bool
 	// Properties in contract order: the order of the file's "properties".
 	Properties []*Property
 	// Required lists the unconditionally required slots, in contract order.
@@ -61,6 +66,7 @@ type Contract struct {
 	Source []byte
 
 	confirmText map[string]string
+	label       map[string]string
 	output      *Output
 	byName      map[string]*Property
 	schema      *jsonschema.Schema
@@ -121,6 +127,8 @@ type extension struct {
 	StaleAfter    string            `json:"stale_after"`
 	TTL           string            `json:"ttl"`
 	CarryOver     *bool             `json:"carry_over"`
+	Exclusive     bool              `json:"exclusive"`
+	Label         map[string]string `json:"label"`
 	Output        json.RawMessage   `json:"output"`
 	Confirm       bool              `json:"confirm"`
 	TimeZone      string            `json:"time_zone"`
@@ -181,6 +189,8 @@ func Parse(name string, src []byte) (*Contract, error) {
 		DefaultLocale: doc.X.DefaultLocale,
 		Source:        src,
 		confirmText:   doc.X.ConfirmText,
+		label:         doc.X.Label,
+		Exclusive:     doc.X.Exclusive,
 		byName:        map[string]*Property{},
 	}
 	if c.TimeZone == "" {
@@ -434,6 +444,16 @@ func (c *Contract) Location() *time.Location {
 		return time.UTC
 	}
 	return c.loc
+}
+
+// Label is what the tool is called in a sentence, for the locale
+// (x-slotd.label: "спор по операции"); the tool's name when the contract
+// gives none.
+func (c *Contract) Label(locale string) string {
+	if l := pick(c.label, locale, c.DefaultLocale); l != "" {
+		return l
+	}
+	return c.Name
 }
 
 // ConfirmText is the contract's approval summary template for the locale,

@@ -187,7 +187,7 @@ func hasNormalizer(p *Property, name string) bool {
 var unsupportedRegex = regexp.MustCompile(`\(\?[=!<]|\\[1-9]|\\b|\\B`)
 
 var (
-	rootExtensionKeys     = []string{"name", "confirm", "confirm_text", "stale_after", "ttl", "time_zone", "default_locale", "carry_over", "output", "partial"}
+	rootExtensionKeys     = []string{"name", "confirm", "confirm_text", "stale_after", "ttl", "time_zone", "default_locale", "carry_over", "exclusive", "label", "output", "partial"}
 	propertyExtensionKeys = []string{"normalize", "irreversible", "sensitive", "ask", "label", "expected", "synonyms", "max_attempts", "currency", "currency_slot", "scale", "digits", "date_range"}
 )
 

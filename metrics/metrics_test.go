@@ -106,7 +106,8 @@ func TestStoreCountsWrittenEnds(t *testing.T) {
 	}
 	want(t, "ended after a failed update", testutil.ToFloat64(m.ended.WithLabelValues(sessiontest.Flights, "reset")), 2)
 
-	// A change of topic ends the session within the turn.
+	// Past the open-session cap a turn ends the least recently used session.
+	engine.SetDefaults(session.Defaults{MaxOpenSessions: 1})
 	turn("c", sessiontest.Dispute, map[string]any{"card_last4": "4417"})
 	want(t, "abandoned", testutil.ToFloat64(m.fallbacks.WithLabelValues(sessiontest.Flights, "abandoned")), 1)
 }

@@ -35,6 +35,14 @@ func (s *store) Update(ctx context.Context, l session.Lookup, fn func(*session.S
 	return c, err
 }
 
+func (s *store) UpdateOpen(ctx context.Context, key session.Key, fn session.TurnFunc) (*session.Commit, error) {
+	c, err := s.Store.UpdateOpen(ctx, key, fn)
+	if err == nil {
+		s.m.commit(c)
+	}
+	return c, err
+}
+
 func (s *store) EndSessions(ctx context.Context, f session.Filter, dryRun bool, fn session.EndFunc) ([]string, error) {
 	var mu sync.Mutex
 	commits := map[string]*session.Commit{}

@@ -63,6 +63,10 @@ func testContracts(t *testing.T) string {
 			"allOf": [{"if": {"properties": {"kind": {"const": "partial"}}, "required": ["kind"]},
 			           "then": {"properties": {"amount": {"maximum": 100}}}}],
 			"x-slotd": {"name": "test.refund", "default_locale": "en"}}`,
+		"test.block_card": `{"type": "object",
+			"properties": {"card_last4": {"type": "string", "x-slotd": {"normalize": ["last4"]}}},
+			"required": ["card_last4"],
+			"x-slotd": {"name": "test.block_card", "exclusive": true, "default_locale": "en"}}`,
 		"test.card_payment": `{"type": "object",
 			"properties": {
 				"card_number": {"type": "string", "pattern": "^[0-9]{16}$", "x-slotd": {"sensitive": true}},
@@ -269,17 +273,17 @@ func TestMetricsAfterScriptedDialogues(t *testing.T) {
 	r.send(`{"kind": "partial", "amount": 500}`, slotdv1.Action_ACTION_REPAIR)
 	r.send(`{"amount": 80}`, slotdv1.Action_ACTION_READY)
 
-	// Sessions that end without READY: a reset, a change of topic, an
+	// Sessions that end without READY: a reset, an exclusive tool, an
 	// expiry; and a stale session asked whether to go on.
 	x := inst.convo(t, "m-reset", flights)
 	x.send(`{"from": "mad"}`, slotdv1.Action_ACTION_ASK)
 	if _, err := inst.client.ResetSession(context.Background(), &slotdv1.ResetSessionRequest{ConversationId: x.id}); err != nil {
 		t.Fatalf("ResetSession: %v", err)
 	}
-	y := inst.convo(t, "m-topic", dispute)
+	y := inst.convo(t, "m-exclusive", dispute)
 	y.send(`{"card_last4": "4417"}`, slotdv1.Action_ACTION_ASK)
-	y.tool = flights
-	y.send(`{"from": "MAD"}`, slotdv1.Action_ACTION_ASK)
+	y.tool = "test.block_card" // exclusive: ends the dispute
+	y.send(`{"card_last4": "4417"}`, slotdv1.Action_ACTION_READY)
 	z := inst.convo(t, "m-stale", dispute)
 	z.send(`{"card_last4": "4417"}`, slotdv1.Action_ACTION_ASK)
 	z.now = seedNow.Add(time.Hour) // past stale_after (30m)

@@ -65,6 +65,9 @@ type Config struct {
 	// MaxAttempts is the failed attempts a slot gets before a hand-off,
 	// for slots without x-slotd.max_attempts; 0 means 3.
 	MaxAttempts int
+	// MaxOpenSessions bounds a conversation's open sessions (one per
+	// tool); past it the least recently used one ends. 0 means 8.
+	MaxOpenSessions int
 	// Retention is how long ended sessions are kept before the janitor
 	// purges them; 0 keeps them.
 	Retention time.Duration
@@ -182,7 +185,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	s.obs.watchPool(s)
 	s.engine = session.NewEngine(s.obs.m.Store(s.store), cat, cfg.Clock)
 	s.engine.SetDefaults(session.Defaults{StaleAfter: cfg.StaleAfter, TTL: cfg.TTL, MaxAttempts: cfg.MaxAttempts,
-		TrustClientClock: cfg.TrustClientClock})
+		TrustClientClock: cfg.TrustClientClock, MaxOpenSessions: cfg.MaxOpenSessions})
 
 	if s.lis, err = listen(cfg.Listen); err != nil {
 		s.close()

@@ -24,7 +24,7 @@ func (t *turn) cap() {
 	in := clarify.Input{Contract: t.c, State: s.State, Locale: s.Locale}
 	t.step = clarify.Step{Action: clarify.Handoff, Question: &clarify.Question{Slot: slot, Text: clarify.HandoffText(in, slot)}}
 	t.problem = handoffProblem(t.c, slot, s.Attempts[slot], t.problem)
-	s.Status, s.EndedAt = Failed, t.in.req.Now
+	s.Status, s.EndedAt, s.Open = Failed, t.in.req.Now, false
 }
 
 // validAfter lists the slots this turn gave a value, with the attempts it

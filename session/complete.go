@@ -196,7 +196,7 @@ func completionCommit(c *contract.Contract, s *Session, req CompleteRequest, out
 		return nil, err
 	}
 	if next.Status != Active {
-		next.Completion, next.CompletedKey = completion, key
+		next.Completion, next.CompletedKey, next.Open = completion, key, false
 	}
 	request, err := json.Marshal(map[string]any{"kind": kind, "output": out.Output, "failure": req.Failure})
 	if err != nil {

@@ -24,7 +24,7 @@ func (t *turn) decide() {
 	})
 	if t.declined && !changedSlots(t.merged) {
 		t.step = clarify.Step{Action: clarify.Cancelled, Question: &clarify.Question{Text: clarify.Notice(t.c, s.Locale, "cancelled")}}
-		s.Status, s.EndedAt = Cancelled, t.in.req.Now
+		s.Status, s.EndedAt, s.Open = Cancelled, t.in.req.Now, false
 	}
 	if t.declined || t.step.Action == clarify.Confirm {
 		s.ApprovedKey = ""

@@ -38,7 +38,13 @@ type Defaults struct {
 	// ClockWindow is how far a caller's `now` may be from the server's
 	// clock; 0 means DefaultClockWindow.
 	ClockWindow time.Duration
+	// MaxOpenSessions bounds a conversation's open sessions; past it the
+	// least recently used one ends. 0 means DefaultMaxOpenSessions.
+	MaxOpenSessions int
 }
+
+// DefaultMaxOpenSessions is how many tools a conversation may have open.
+const DefaultMaxOpenSessions = 8
 
 // DefaultMaxAttempts: the first retry fixes most refused values, the second
 // fewer, the third almost none.
@@ -67,6 +73,9 @@ func (e *Engine) SetDefaults(d Defaults) {
 	if d.ClockWindow <= 0 {
 		d.ClockWindow = DefaultClockWindow
 	}
+	if d.MaxOpenSessions <= 0 {
+		d.MaxOpenSessions = DefaultMaxOpenSessions
+	}
 	e.defaults = d
 }
 
@@ -89,15 +98,18 @@ func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
 	}
 	id := newID()
 	applied, err := e.store.Turn(ctx, Key{Tenant: req.Tenant, ConversationID: req.ConversationID}, req.TurnID,
-		func(current *Session) (*Commit, error) {
+		func(open []*Session) (*Commit, error) {
 			_, commit, err := plan(planInput{contract: c, contracts: e.contracts, config: e.defaults, req: req,
-				current: current, zones: e.zonesOf(req, current), newID: id})
+				open: open, zones: e.zonesOf(req, open), newID: id})
 			return commit, err
 		})
 	if err != nil {
 		return nil, err
 	}
 	var result *Result
+	if applied.Replayed && applied.Tool != "" && applied.Tool != c.Name {
+		return nil, turnOfAnotherTool(req.TurnID, applied.Tool)
+	}
 	if applied.Replayed {
 		result = &Result{Replayed: true}
 		if err := json.Unmarshal(applied.Response, result); err != nil {
@@ -152,10 +164,14 @@ func (e *Engine) turnClock(now time.Time) (time.Time, error) {
 }
 
 // zonesOf are the time zones a turn may resolve dates in: the request's and
-// the current session's.
-func (e *Engine) zonesOf(req TurnRequest, current *Session) map[string]*time.Location {
+// the open sessions'.
+func (e *Engine) zonesOf(req TurnRequest, open []*Session) map[string]*time.Location {
 	zones := map[string]*time.Location{}
-	for _, name := range []string{req.TimeZone, sessionZone(current)} {
+	names := []string{req.TimeZone}
+	for _, s := range open {
+		names = append(names, s.TimeZone)
+	}
+	for _, name := range names {
 		if loc, err := e.location(name); err == nil {
 			zones[name] = loc
 		}
@@ -163,11 +179,16 @@ func (e *Engine) zonesOf(req TurnRequest, current *Session) map[string]*time.Loc
 	return zones
 }
 
-func sessionZone(s *Session) string {
-	if s == nil {
-		return ""
-	}
-	return s.TimeZone
+// turnOfAnotherTool refuses a turn_id already used on the conversation for
+// another tool: answering it with the other call's stored response would
+// hand one tool call another's answer.
+func turnOfAnotherTool(turnID, tool string) error {
+	return &problem.Error{Kind: problem.KindConflict, Problem: problem.Problem{
+		Type: problem.TypeConflict, Title: "The turn_id belongs to a call of another tool",
+		Detail: fmt.Sprintf("turn_id %s already answered a call of %s in this conversation; give every tool call its own turn_id "+
+			"(the provider's tool-call id)", problem.Redact(turnID), tool),
+		OwnerActionRequired: true,
+	}}
 }
 
 // location loads a time zone once per name.

@@ -258,7 +258,7 @@ func TestResetAndReads(t *testing.T) {
 		t.Errorf("View: %+v", v)
 	}
 	ended, changes, err := e.Reset(ctx, active, now.Add(time.Minute))
-	if err != nil || ended.Status != session.Reset || len(changes) != 2 || changes[0].Decision != "CLEARED" {
+	if err != nil || len(ended) != 1 || ended[0].Status != session.Reset || len(changes) != 2 || changes[0].Decision != "CLEARED" {
 		t.Fatalf("Reset: %+v %+v %v", ended, changes, err)
 	}
 	if _, _, err := e.Reset(ctx, session.Lookup{Tenant: "bank", SessionID: first.Session.ID}, time.Time{}); !errors.Is(err, session.ErrNotActive) {

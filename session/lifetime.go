@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/slotd/slotd/clarify"
@@ -10,37 +11,39 @@ import (
 	"github.com/slotd/slotd/problem"
 )
 
-// lifetime decides, with the turn's clock, what becomes of the current
+// lifetime decides, with the turn's clock, what becomes of the tool's open
 // session: one that ended outside a turn makes way (said so when it expired
-// or was reset); past its ttl it expires and a new one starts (said so); a
-// turn for another tool ends it as abandoned, its fitting slots carried
-// over; past stale_after the user is asked whether to go on, and the
-// answer to that question comes here too.
+// or was reset); past its ttl it expires and a new one starts (said so);
+// past stale_after the user is asked whether to go on, and the answer to
+// that question comes here too. The conversation's other open sessions stay
+// as they are: a turn on one tool never ends another's session.
 func (t *turn) lifetime() error {
 	req, c := t.in.req, t.in.contract
 	t.args, t.confirm = req.Arguments, req.Confirmation
-	s := t.in.current
+	var s *Session
+	for _, o := range t.in.open {
+		switch {
+		case o.Tool == c.Name:
+			s = o
+		case o.Status == Active:
+			t.others = append(t.others, o)
+		}
+	}
+	slices.SortFunc(t.others, func(a, b *Session) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
 	if s != nil && s.Status != Active {
 		switch s.Status {
 		case Expired:
-			t.previous, t.notice = s, clarify.Notice(c, turnLocale(req, s, c), "expired")
+			t.notices = append(t.notices, clarify.Notice(c, turnLocale(req, s, c), "expired"))
 		case Reset:
-			t.previous, t.notice = s, clarify.Notice(c, turnLocale(req, s, c), "closed")
+			t.notices = append(t.notices, clarify.Notice(c, turnLocale(req, s, c), "closed"))
 		}
+		t.see(s)
 		s = nil
 	}
 	if s != nil {
-		_, ttl := lifetimes(t.in.contracts, t.in.config, s.Tool)
-		switch {
-		case ttl > 0 && req.Now.Sub(s.UpdatedAt) >= ttl:
+		if _, ttl := lifetimes(t.in.contracts, t.in.config, s.Tool); ttl > 0 && req.Now.Sub(s.UpdatedAt) >= ttl {
 			t.end(s, Expired)
-			t.notice = clarify.Notice(c, turnLocale(req, s, c), "expired")
-			s = nil
-		case s.Tool != c.Name:
-			t.end(s, Abandoned)
-			if c.CarryOver {
-				t.carried = s.State.Slots
-			}
+			t.notices = append(t.notices, clarify.Notice(c, turnLocale(req, s, c), "expired"))
 			s = nil
 		}
 	}
@@ -73,7 +76,7 @@ func (t *turn) staleness() error {
 			t.resume = true
 		case !*t.confirm:
 			t.end(s, Reset)
-			t.notice = clarify.Notice(t.c, turnLocale(req, s, t.c), "restarted")
+			t.notices = append(t.notices, clarify.Notice(t.c, turnLocale(req, s, t.c), "restarted"))
 			t.s = nil
 		}
 		t.confirm = nil // consumed by the resume question
@@ -83,13 +86,26 @@ func (t *turn) staleness() error {
 	return nil
 }
 
-// end ends s within the turn's commit and reports it as the previous
-// session.
+// end ends s within the turn's commit and reports it: the turn says so, so
+// the session is no longer open.
 func (t *turn) end(s *Session, status Status) {
 	ended := endCommit(t.in.contracts, s, status, t.in.req.Now)
+	ended.Ended[0].Open = false
 	t.commit.Ended = append(t.commit.Ended, ended.Ended...)
 	t.commit.Changes = append(t.commit.Changes, ended.Changes...)
-	t.previous = ended.Ended[0]
+	t.ended = append(t.ended, ended.Ended[0])
+}
+
+// see reports a session that ended outside a turn: said once, it is no
+// longer open.
+func (t *turn) see(s *Session) {
+	seen := s.Clone()
+	seen.Version++
+	seen.Open = false
+	t.commit.Ended = append(t.commit.Ended, seen)
+	if s.Status == Expired || s.Status == Reset {
+		t.ended = append(t.ended, seen)
+	}
 }
 
 // endCommit is the commit that ends s with status: every slot it held is

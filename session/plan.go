@@ -16,9 +16,10 @@ import (
 //
 // The stages, in the order a turn happens:
 //
-//	lifetime  lifetime.go   expired, another tool, too long, stale: what becomes of the current session
+//	lifetime  lifetime.go   ended, expired, too long, stale: what becomes of the tool's open session
 //	resume    resume.go     a stale session: hold the arguments and ask whether to go on
-//	open      open.go       the session the turn works on, its locale and clock; carry-over
+//	open      open.go       the session the turn works on, its locale and clock; carry-over from
+//	                        the other open sessions; an exclusive tool, the open-session cap
 //	answer    answer.go     the user's yes or no to the last question
 //	merge     arguments.go  normalize each argument, refuse what does not fit, merge the rest
 //	decide    decide.go     the next step (clarify.Decide), a declined approval, an approval spent
@@ -35,11 +36,11 @@ type planInput struct {
 	config    Defaults
 	// req is validated, with its clock set.
 	req TurnRequest
-	// current is the conversation's current session: active, or ended
-	// outside a turn and not yet seen by one; nil when there is none.
-	current *Session
+	// open are the conversation's open sessions: at most one per tool,
+	// active, or ended outside a turn and not yet seen by one.
+	open []*Session
 	// zones are the time zones the turn may resolve dates in (the
-	// request's and the current session's), by name.
+	// request's and the open sessions'), by name.
 	zones map[string]*time.Location
 	// newID is the id of a session the turn opens.
 	newID string
@@ -53,13 +54,16 @@ type turn struct {
 	// s is that session: a clone of the current one, or a new one.
 	s      *Session
 	commit Commit
-	// previous is a session this turn ended or found ended, and notice
-	// what to tell the user of it.
-	previous *Session
-	notice   string
-	// carried are the slots of a session of another tool that may carry
-	// over into a new one.
-	carried map[string]any
+	// others are the conversation's other open sessions that take turns,
+	// most recently used first.
+	others []*Session
+	// ended are the sessions this turn ended or found ended, in the order
+	// found, and notices what to tell the user of the sessions themselves.
+	ended   []*Session
+	notices []string
+	// resumed: the turn came back to a session parked while other tools
+	// were used.
+	resumed bool
 	// args and confirm are the request's, once a RESUME has had its say.
 	args    map[string]any
 	confirm *bool

@@ -59,8 +59,8 @@ type convo struct {
 	id  string
 	now time.Time
 	n   int
-	// current is what a store hands the next turn; sessions every session
-	// by id, as last written; records and turns the history.
+	// current is the session of the last turn; sessions every session by
+	// id, as last written; records and turns the history.
 	current  *Session
 	sessions map[string]*Session
 	records  []ChangeRecord
@@ -85,20 +85,18 @@ func (c *convo) plan(req TurnRequest) (*Result, error) {
 	if err := req.validate(); err != nil {
 		return nil, err
 	}
-	before := ""
-	if c.current != nil {
-		before = js(c.current)
-	}
+	open := c.open()
+	before := js(open)
 	zones := map[string]*time.Location{}
-	for _, name := range []string{req.TimeZone, sessionZone(c.current)} {
-		if loc, err := time.LoadLocation(name); err == nil {
-			zones[name] = loc
+	for _, s := range append(open, &Session{TimeZone: req.TimeZone}) {
+		if loc, err := time.LoadLocation(s.TimeZone); err == nil {
+			zones[s.TimeZone] = loc
 		}
 	}
 	res, commit, err := plan(planInput{contract: c.cat.Get(req.Tool), contracts: c.cat, config: c.cfg, req: req,
-		current: c.current, zones: zones, newID: fmt.Sprintf("0190a1b2-c3d4-7e5f-8a9b-%012d", c.n)})
-	if c.current != nil && js(c.current) != before {
-		c.t.Fatalf("planning %s changed the session it was given", req.TurnID)
+		open: open, zones: zones, newID: fmt.Sprintf("0190a1b2-c3d4-7e5f-8a9b-%012d", c.n)})
+	if js(open) != before {
+		c.t.Fatalf("planning %s changed the sessions it was given", req.TurnID)
 	}
 	if err != nil {
 		return nil, err
@@ -116,6 +114,19 @@ func (c *convo) plan(req TurnRequest) (*Result, error) {
 	c.records = append(c.records, commit.Changes...)
 	c.turns = append(c.turns, *commit.Turn)
 	return res, nil
+}
+
+// open are copies of the conversation's open sessions, as a store reads
+// them.
+func (c *convo) open() []*Session {
+	var out []*Session
+	for _, s := range c.sessions {
+		if s.Open {
+			out = append(out, s.Clone())
+		}
+	}
+	slices.SortFunc(out, func(a, b *Session) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }
 
 // send plans a turn of tool with args and fails the test on an error.
@@ -310,9 +321,10 @@ func TestPlanRefusedValuesAreNotStored(t *testing.T) {
 	}
 }
 
-// Another tool ends the session as abandoned and starts its own, carrying
-// over the slots whose names and values fit, unless it refuses carry-over.
-func TestPlanTopicChange(t *testing.T) {
+// Another tool parks the session instead of ending it, and opens its own,
+// carrying over the slots whose names and values fit (unless it refuses
+// carry-over); coming back continues the parked session and says so.
+func TestPlanDigression(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		tool    string
@@ -322,15 +334,99 @@ func TestPlanTopicChange(t *testing.T) {
 		first := c.send(dispute, map[string]any{"card_last4": "4417", "amount": "1 200 ₽"})
 		c.now = c.now.Add(2 * time.Minute)
 		res := c.send(tc.tool, map[string]any{})
-		if res.Session.ID == first.Session.ID || res.Session.Tool != tc.tool || res.Session.Version != 1 {
-			t.Fatalf("%s: %s v%d, want a new session of its own", tc.tool, res.Session.Tool, res.Session.Version)
-		}
-		if res.Previous == nil || res.Previous.Status != Abandoned || !res.Previous.EndedAt.Equal(c.now) {
-			t.Errorf("%s: previous %s, want the dispute abandoned now", tc.tool, js(res.Previous))
+		if res.Session.ID == first.Session.ID || res.Session.Tool != tc.tool || res.Session.Version != 1 || res.Previous != nil {
+			t.Fatalf("%s: %s v%d previous %v, want a new session of its own and nothing ended", tc.tool, res.Session.Tool, res.Session.Version, res.Previous)
 		}
 		wantList(t, tc.tool+" carried", decisions(res.Changes), tc.carried)
-		wantList(t, tc.tool+": the abandoned session's history", c.recorded(first.Session.ID, 2), []string{"card_last4:CLEARED", "amount:CLEARED"})
+		if len(res.OpenSessions) != 1 || res.OpenSessions[0].SessionID != first.Session.ID || res.OpenSessions[0].LastAction != clarify.Ask ||
+			len(res.OpenSessions[0].Missing) != 2 {
+			t.Errorf("%s: open sessions %s, want the parked dispute missing two slots", tc.tool, js(res.OpenSessions))
+		}
+		if d := c.sessions[first.Session.ID]; d.Status != Active || !d.Open || d.Version != 1 {
+			t.Errorf("%s: the dispute %s, want it parked untouched", tc.tool, js(d))
+		}
+		c.now = c.now.Add(3 * time.Minute)
+		back := c.send(dispute, map[string]any{"reason": "fraud"})
+		if back.Session.ID != first.Session.ID || !back.Resumed || back.Session.Version != 2 {
+			t.Errorf("%s: back on the dispute: %s v%d resumed %v", tc.tool, back.Session.ID, back.Session.Version, back.Resumed)
+		}
+		for _, want := range []string{"спор по операции", "карта: 4417", "сумма: 1200.00", "дата операции"} {
+			if !strings.Contains(back.Notice, want) {
+				t.Errorf("%s: the notice %q lacks %q", tc.tool, back.Notice, want)
+			}
+		}
+		if next := c.send(dispute, map[string]any{"operation_date": "вчера"}); next.Resumed || next.Notice != "" {
+			t.Errorf("%s: said twice: %q", tc.tool, next.Notice)
+		}
 	}
+}
+
+// Parallel tool calls of one model message each work on their own session;
+// they do not count as coming back to each other.
+func TestPlanParallelCalls(t *testing.T) {
+	t.Parallel()
+	c := newConvo(t)
+	for i := 0; i < 3; i++ {
+		c.now = c.now.Add(time.Minute)
+		a := c.send(dispute, map[string]any{"card_last4": "4417"})
+		c.now = c.now.Add(40 * time.Millisecond)
+		b := c.send(flights, map[string]any{"from": "MAD"})
+		if a.Resumed || b.Resumed || a.Session.Tool != dispute || b.Session.Tool != flights {
+			t.Errorf("message %d: resumed %v/%v on %s/%s, want neither", i, a.Resumed, b.Resumed, a.Session.Tool, b.Session.Tool)
+		}
+	}
+	if len(c.open()) != 2 {
+		t.Errorf("%d open sessions, want 2", len(c.open()))
+	}
+}
+
+// Past the cap the least recently used open session ends, said so; an
+// exclusive tool ends every other.
+func TestPlanOpenSessionsAreCapped(t *testing.T) {
+	t.Parallel()
+	c := newConvo(t)
+	c.cfg.MaxOpenSessions = 2
+	d := c.send(dispute, map[string]any{"card_last4": "4417"})
+	c.now = c.now.Add(time.Minute)
+	c.send(flights, map[string]any{"from": "MAD"})
+	c.now = c.now.Add(time.Minute)
+	res := c.send("test.carry", map[string]any{"note": "x"})
+	if res.Previous == nil || res.Previous.ID != d.Session.ID || res.Previous.Status != Abandoned || !strings.Contains(res.Notice, "спор по операции") {
+		t.Errorf("past the cap: previous %s notice %q, want the dispute (least recently used) abandoned and said", js(res.Previous), res.Notice)
+	}
+	if len(c.open()) != 2 || c.sessions[d.Session.ID].Open {
+		t.Errorf("%d open sessions, want 2 without the dispute", len(c.open()))
+	}
+	wantList(t, "the abandoned dispute's history", c.recorded(d.Session.ID, 2), []string{"card_last4:CLEARED"})
+
+	x := newConvo(t)
+	x.cat = exclusiveCatalog(t)
+	x.send(dispute, map[string]any{"card_last4": "4417"})
+	x.send(flights, map[string]any{"from": "MAD"})
+	block := x.send("bank.block_card", map[string]any{"card_last4": "4417"})
+	if len(block.Ended) != 2 || len(x.open()) != 1 || block.Notice == "" {
+		t.Errorf("an exclusive tool: ended %s, open %d, notice %q; want the other two ended and said", js(block.Ended), len(x.open()), block.Notice)
+	}
+	if again := x.send(dispute, map[string]any{"amount": "1"}); again.Session.Version != 1 || len(again.OpenSessions) != 1 {
+		t.Errorf("the dispute after an exclusive tool: %s, want a new session with the block parked", js(again.Session))
+	}
+}
+
+// exclusiveCatalog is testCatalog with an exclusive tool.
+func exclusiveCatalog(t *testing.T) *contract.Catalog {
+	t.Helper()
+	block, err := contract.Parse("block.json", []byte(`{"type": "object", "properties": {
+		"card_last4": {"type": "string", "pattern": "^[0-9]{4}$", "x-slotd": {"normalize": ["last4"]}}},
+		"required": ["card_last4"], "x-slotd": {"name": "bank.block_card", "exclusive": true, "confirm": true,
+		"label": {"ru": "блокировка карты"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := contract.NewCatalog(append(testCatalog(t).All(), block)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
 }
 
 // A stale session asks whether to go on; its arguments wait for the answer.
@@ -549,7 +645,7 @@ func TestPlanIsDeterministic(t *testing.T) {
 	t.Parallel()
 	c := newConvo(t)
 	c.send(dispute, map[string]any{"card_last4": "•• 4417", "operation_date": "вчера"})
-	in := planInput{contract: c.cat.Get(dispute), contracts: c.cat, config: c.cfg, current: c.current, newID: "x",
+	in := planInput{contract: c.cat.Get(dispute), contracts: c.cat, config: c.cfg, open: c.open(), newID: "x",
 		req: TurnRequest{ConversationID: c.id, Tool: dispute, TurnID: "t", Arguments: map[string]any{"amount": "1 200,50 ₽", "reason": "дубль"}, Now: c.now}}
 	a, ca, err := plan(in)
 	if err != nil {

@@ -28,7 +28,7 @@ func (t *turn) present() *Result {
 	s.UpdatedAt = req.Now
 	s.LastAction = string(t.step.Action)
 	res := &Result{Action: t.step.Action, Question: shownQuestion(c, t.step.Question), Problem: t.problem,
-		Notice: t.notice, TurnID: req.TurnID}
+		TurnID: req.TurnID, Resumed: t.resumed}
 	for _, ch := range t.changes {
 		res.Changes = append(res.Changes, Change{Change: shownChange(c, ch), Message: clarify.ChangeMessage(c, s.Locale, ch)})
 	}
@@ -44,10 +44,19 @@ func (t *turn) present() *Result {
 			}
 		}
 	}
-	if t.previous != nil {
-		v := viewFor(t.in.contracts, t.previous)
-		res.Previous = &v
+	for _, e := range t.ended {
+		res.Ended = append(res.Ended, viewFor(t.in.contracts, e))
 	}
+	if len(res.Ended) > 0 {
+		res.Previous = &res.Ended[0]
+	}
+	notices := t.notices
+	if t.resumed {
+		in := clarify.Input{Contract: c, State: s.State, Locale: s.Locale}
+		notices = append(notices, clarify.ResumedText(in, t.report.Missing))
+	}
+	res.Notice = strings.Join(notices, " ")
+	res.OpenSessions = openSessions(t.in.contracts, t.others)
 	if res.Problem != nil {
 		res.Problem.Instance = "/sessions/" + s.ID + "/turns/" + problem.Redact(req.TurnID)
 	}
@@ -58,6 +67,17 @@ func (t *turn) present() *Result {
 	res.Session = viewOf(s, c, missing)
 	t.request = redactRequest(req, c)
 	return res
+}
+
+// openSessions are the other open sessions as a turn reports them.
+func openSessions(contracts *contract.Catalog, others []*Session) []OpenSession {
+	var out []OpenSession
+	for _, o := range others {
+		v := viewFor(contracts, o)
+		out = append(out, OpenSession{Tool: o.Tool, SessionID: o.ID, Missing: v.Missing,
+			LastAction: clarify.Action(o.LastAction), UpdatedAt: o.UpdatedAt})
+	}
+	return out
 }
 
 // records are the history's records of the turn's changes, masked as the

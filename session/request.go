@@ -183,6 +183,9 @@ func (l Lookup) validate() error {
 	if !validID(l.ConversationID) || !validID(l.Tenant) {
 		return problem.InvalidRequest("conversation_id", fmt.Sprintf("at most %d bytes of UTF-8 without control characters", maxIDLength))
 	}
+	if !validID(l.Tool) {
+		return problem.InvalidRequest("tool", fmt.Sprintf("at most %d bytes of UTF-8 without control characters", maxIDLength))
+	}
 	if redact.HasCard(l.ConversationID) {
 		return cardInID("conversation_id")
 	}

@@ -19,10 +19,17 @@ type Result struct {
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
 	Problem        *problem.Problem  `json:"problem,omitempty"`
 	TurnID         string            `json:"turn_id"`
-	// Previous is the session this turn ended (expired, abandoned, reset).
-	Previous *View `json:"previous_session,omitempty"`
-	// Notice tells the user what happened to the session itself.
+	// Previous is the first session this turn ended or found ended
+	// (expired, abandoned, reset), and Ended all of them.
+	Previous *View  `json:"previous_session,omitempty"`
+	Ended    []View `json:"ended_sessions,omitempty"`
+	// Notice tells the user what happened to the sessions themselves.
 	Notice string `json:"notice,omitempty"`
+	// OpenSessions are the conversation's other open sessions, parked.
+	OpenSessions []OpenSession `json:"open_sessions,omitempty"`
+	// Resumed: the turn came back to a session parked while other tools
+	// were used; Notice says what it holds.
+	Resumed bool `json:"resumed,omitempty"`
 	// Replayed is true when the response was stored by an earlier delivery.
 	Replayed bool `json:"-"`
 	// Facts are what the turn showed, for metrics and logs (facts.go).
@@ -30,6 +37,16 @@ type Result struct {
 	// Request is the turn as the engine ran it (its clock filled in), for
 	// logs and metrics.
 	Request TurnRequest `json:"-"`
+}
+
+// OpenSession is one of the conversation's other open sessions, as a turn
+// reports it.
+type OpenSession struct {
+	Tool       string         `json:"tool"`
+	SessionID  string         `json:"session_id"`
+	Missing    []string       `json:"missing,omitempty"`
+	LastAction clarify.Action `json:"last_action,omitempty"`
+	UpdatedAt  time.Time      `json:"updated_at"`
 }
 
 // Change is a slot change as reported to the orchestrator.

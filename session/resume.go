@@ -28,6 +28,7 @@ func (t *turn) holdForResume() {
 	}
 	s.Held = held
 	t.s = s
+	t.resumed = t.cameBack()
 	if len(refused) > 0 {
 		_, _, t.refused = normalizeArgs(t.c, refused, contract.Env{Now: t.in.req.Now, Locale: s.Locale})
 		for _, fe := range t.refused {

@@ -47,13 +47,15 @@ type Key struct {
 	ConversationID string
 }
 
-// Lookup finds a session: by SessionID when set, else the active session of
-// the conversation.
+// Lookup finds a session: by SessionID when set; else the conversation's
+// open session of Tool; else the conversation's most recently used open
+// session.
 type Lookup struct {
 	Tenant         string
 	ConversationID string
 	SessionID      string
-	// Latest finds the conversation's most recent session, active or not,
+	Tool           string
+	// Latest finds the conversation's most recent session, open or not,
 	// when no SessionID is given.
 	Latest bool
 }
@@ -88,6 +90,10 @@ type Session struct {
 	// Marks are what the session's turns have shown about the model's
 	// arguments (facts.go); kept with the session, never in a response.
 	Marks Marks
+	// Open: the session is one of its conversation's open sessions — it
+	// takes turns, or it ended outside a turn (an expiry, a reset) and no
+	// turn of its tool has said so yet.
+	Open bool
 }
 
 // Clone returns a copy sharing no maps with s.
@@ -136,10 +142,12 @@ type ChangeRecord struct {
 
 // Commit is what one unit of work writes.
 type Commit struct {
-	// Session is the conversation's session after the work: new, or the
-	// loaded one with Version increased by one.
+	// Session is the session the work is about: new, or the loaded one
+	// with Version increased by one.
 	Session *Session
-	// Ended are sessions this work ended (status and EndedAt set).
+	// Ended are the other sessions the work writes, each with Version
+	// increased by one: ended by it (status and EndedAt set), or ended
+	// before and now no longer open.
 	Ended []*Session
 	// Turn is nil for work that is not a turn (a reset).
 	Turn    *TurnRecord
@@ -158,6 +166,8 @@ type Applied struct {
 	Replayed bool
 	// Response is the turn's response as stored.
 	Response []byte
+	// Tool is the tool of the stored turn, when Replayed.
+	Tool string
 	// Commit is what fn made and the store wrote; nil when Replayed.
 	Commit *Commit
 }
@@ -168,11 +178,10 @@ type History struct {
 	Changes []ChangeRecord
 }
 
-// TurnFunc computes a turn's commit from the conversation's current session:
-// the active one, or the last one if it ended outside a turn (an expiry, a
-// reset, a completion) and no turn has seen that yet; nil when there is
-// none. It runs while the conversation is locked.
-type TurnFunc func(active *Session) (*Commit, error)
+// TurnFunc computes a commit from the conversation's open sessions (see
+// Session.Open), in no particular order. It runs while the conversation is
+// locked.
+type TurnFunc func(open []*Session) (*Commit, error)
 
 // Store keeps sessions. Implementations pass sessiontest.Run.
 type Store interface {
@@ -184,6 +193,10 @@ type Store interface {
 	// Update locks the session's conversation, calls fn with the session
 	// as it is under the lock, writes fn's commit and returns it.
 	Update(ctx context.Context, l Lookup, fn func(s *Session) (*Commit, error)) (*Commit, error)
+	// UpdateOpen locks a conversation, calls fn with its open sessions,
+	// writes fn's commit and returns it; ErrNotFound when the conversation
+	// has none.
+	UpdateOpen(ctx context.Context, key Key, fn TurnFunc) (*Commit, error)
 	// Session reads one session.
 	Session(ctx context.Context, l Lookup) (*Session, error)
 	// History reads a session's turns and changes.

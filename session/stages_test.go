@@ -14,8 +14,12 @@ func stagedTurn(t *testing.T, current *Session, args map[string]any, confirm *bo
 	t.Helper()
 	cat := testCatalog(t)
 	req := TurnRequest{Tenant: "bank", ConversationID: "c", Tool: dispute, TurnID: "t", Arguments: args, Confirmation: confirm, Now: seedNow}
-	return &turn{in: planInput{contract: cat.Get(dispute), contracts: cat, config: Defaults{MaxAttempts: 3}, req: req,
-		current: current, newID: "0190a1b2-c3d4-7e5f-8a9b-000000000001"}, c: cat.Get(dispute)}
+	var open []*Session
+	if current != nil {
+		open = []*Session{current}
+	}
+	return &turn{in: planInput{contract: cat.Get(dispute), contracts: cat, config: Defaults{MaxAttempts: 3, MaxOpenSessions: 8}, req: req,
+		open: open, newID: "0190a1b2-c3d4-7e5f-8a9b-000000000001"}, c: cat.Get(dispute)}
 }
 
 func disputeSession(updated time.Time, lastAction string, slots map[string]any) *Session {
@@ -42,7 +46,7 @@ func TestStageLifetime(t *testing.T) {
 		{"a fresh one", disputeSession(seedNow.Add(-time.Minute), "ASK", map[string]any{}), nil, true, false, ""},
 		{"ended outside a turn", ended, nil, false, false, Expired},
 		{"past its ttl", disputeSession(seedNow.Add(-25*time.Hour), "ASK", map[string]any{}), nil, false, false, Expired},
-		{"of another tool", other, nil, false, false, Abandoned},
+		{"of another tool: parked, not ended", other, nil, false, false, ""},
 		{"stale", disputeSession(seedNow.Add(-31*time.Minute), "ASK", map[string]any{}), nil, true, true, ""},
 		{"asked to resume, no answer", disputeSession(seedNow, "RESUME", map[string]any{}), nil, true, true, ""},
 		{"asked to resume, yes", disputeSession(seedNow, "RESUME", map[string]any{}), ptr(true), true, false, ""},
@@ -56,10 +60,10 @@ func TestStageLifetime(t *testing.T) {
 			t.Errorf("%s: goes on %v, resume %v; want %v, %v", tc.name, tt.s != nil, tt.resume, tc.session, tc.resume)
 		}
 		switch {
-		case tc.previous == "" && tt.previous != nil:
-			t.Errorf("%s: reports %s ended", tc.name, tt.previous.Status)
-		case tc.previous != "" && (tt.previous == nil || tt.previous.Status != tc.previous):
-			t.Errorf("%s: previous %v, want %s", tc.name, tt.previous, tc.previous)
+		case tc.previous == "" && len(tt.ended) > 0:
+			t.Errorf("%s: reports %s ended", tc.name, tt.ended[0].Status)
+		case tc.previous != "" && (len(tt.ended) != 1 || tt.ended[0].Status != tc.previous || tt.ended[0].Open):
+			t.Errorf("%s: ended %v, want one %s, no longer open", tc.name, tt.ended, tc.previous)
 		}
 		if tc.confirm != nil && tt.confirm != nil {
 			t.Errorf("%s: the answer to RESUME was not consumed", tc.name)
@@ -143,7 +147,9 @@ func TestStageOpen(t *testing.T) {
 	tt.in.req.Locale, tt.in.req.TimeZone = "uk", "Europe/Kyiv"
 	kyiv, _ := time.LoadLocation("Europe/Kyiv")
 	tt.in.zones = map[string]*time.Location{"Europe/Kyiv": kyiv}
-	tt.carried = map[string]any{"card_last4": "4417", "amount": "много", "from": "MAD"}
+	other := disputeSession(seedNow, "ASK", map[string]any{"card_last4": "4417", "amount": "много", "from": "MAD"})
+	other.Tool, other.ID = "test.carry", "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a00"
+	tt.others = []*Session{other}
 	tt.open()
 	if tt.s.ID != tt.in.newID || tt.s.Locale != "uk" || tt.s.TimeZone != "Europe/Kyiv" || tt.env.Location != kyiv {
 		t.Errorf("a new session: %+v, env %+v", tt.s, tt.env)

@@ -76,6 +76,7 @@ func serveFlags(cfg *server.Config) (*flag.FlagSet, func(args []string) error) {
 	fs.DurationVar(&cfg.StaleAfter, "stale-after", envDuration("SLOTD_STALE_AFTER", 30*time.Minute), "idle time before a turn asks whether to resume, for contracts without x-slotd.stale_after (SLOTD_STALE_AFTER)")
 	fs.DurationVar(&cfg.TTL, "ttl", envDuration("SLOTD_TTL", 24*time.Hour), "idle time after which a session expires, for contracts without x-slotd.ttl (SLOTD_TTL)")
 	fs.IntVar(&cfg.MaxAttempts, "max-attempts", envInt("SLOTD_MAX_ATTEMPTS", 3), "failed attempts per slot before the conversation is handed to a person, for slots without x-slotd.max_attempts (SLOTD_MAX_ATTEMPTS)")
+	fs.IntVar(&cfg.MaxOpenSessions, "max-open-sessions", envInt("SLOTD_MAX_OPEN_SESSIONS", 8), "open sessions a conversation may hold, one per tool; past it the least recently used ends (SLOTD_MAX_OPEN_SESSIONS)")
 	fs.DurationVar(&cfg.Retention, "retention", envDuration("SLOTD_RETENTION", 30*24*time.Hour), "how long ended sessions and their history are kept; 0 keeps them (SLOTD_RETENTION)")
 	fs.DurationVar(&cfg.JanitorInterval, "janitor-interval", envDuration("SLOTD_JANITOR_INTERVAL", time.Minute), "how often expired sessions are ended and old ones purged; 0 turns it off (SLOTD_JANITOR_INTERVAL)")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", envDuration("SLOTD_SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight turns may take to finish on SIGTERM (SLOTD_SHUTDOWN_TIMEOUT)")

@@ -57,14 +57,14 @@ func (st *Store) EndSessions(ctx context.Context, f session.Filter, dryRun bool,
 		}
 		// Read again under the lock: a turn may have landed first.
 		cur, err := st.Session(ctx, session.Lookup{Tenant: s.Key.Tenant, SessionID: s.ID})
-		if err != nil || cur.Status != session.Active || c.active != cur.ID || !matches(cur, f) {
+		if err != nil || cur.Status != session.Active || !matches(cur, f) {
 			c.unlock()
 			continue
 		}
 		commit, err := fn(cur)
 		if err == nil {
 			if !dryRun {
-				st.write(c, commit)
+				st.write(commit)
 			}
 			ids = append(ids, cur.ID)
 		}

@@ -20,13 +20,13 @@ type Store struct {
 }
 
 type conversation struct {
-	lock   chan struct{} // one writer per conversation: holding it is a token in the channel
-	active string
-	turns  map[string]storedTurn // by turn_id
+	lock  chan struct{}         // one writer per conversation: holding it is a token in the channel
+	turns map[string]storedTurn // by turn_id
 }
 
 type storedTurn struct {
 	sessionID string
+	tool      string
 	response  []byte
 }
 
@@ -83,39 +83,41 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 	}
 	defer c.unlock()
 	if t, ok := c.turns[turnID]; ok {
-		return session.Applied{Replayed: true, Response: append([]byte(nil), t.response...)}, nil
+		return session.Applied{Replayed: true, Tool: t.tool, Response: append([]byte(nil), t.response...)}, nil
 	}
-	var current *session.Session
-	st.mu.Lock()
-	if s := st.sessions[c.active]; s != nil {
-		current = s.Clone()
-	}
-	st.mu.Unlock()
-	commit, err := fn(current)
+	commit, err := fn(st.open(key))
 	if err != nil {
 		return session.Applied{}, err
 	}
-	st.write(c, commit)
+	st.write(commit)
 	applied := session.Applied{Commit: commit}
-	if commit.Turn != nil {
-		c.turns[turnID] = storedTurn{sessionID: commit.Turn.SessionID, response: append([]byte(nil), commit.Turn.Response...)}
-		applied.Response = append([]byte(nil), commit.Turn.Response...)
+	if t := commit.Turn; t != nil {
+		c.turns[turnID] = storedTurn{sessionID: t.SessionID, tool: commit.Session.Tool, response: append([]byte(nil), t.Response...)}
+		applied.Response = append([]byte(nil), t.Response...)
 	}
 	return applied, nil
 }
 
-func (st *Store) write(c *conversation, commit *session.Commit) {
+// open are copies of a conversation's open sessions.
+func (st *Store) open(key session.Key) []*session.Session {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	// The conversation points at its current session, ended or not: ending
-	// a session outside a turn leaves the pointer, so the next turn sees
-	// what ended and says so.
-	for _, s := range commit.Ended {
-		st.sessions[s.ID] = s.Clone()
+	var out []*session.Session
+	for _, s := range st.sessions {
+		if s.Key == key && s.Open {
+			out = append(out, s.Clone())
+		}
 	}
-	if s := commit.Session; s != nil {
-		st.sessions[s.ID] = s.Clone()
-		c.active = s.ID
+	return out
+}
+
+func (st *Store) write(commit *session.Commit) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, s := range append(append([]*session.Session{}, commit.Ended...), commit.Session) {
+		if s != nil {
+			st.sessions[s.ID] = s.Clone()
+		}
 	}
 	if t := commit.Turn; t != nil {
 		st.turns[t.SessionID] = append(st.turns[t.SessionID], *t)
@@ -137,9 +139,10 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 	}
 	defer c.unlock()
 	// Read again under the conversation's lock: a turn may have moved on,
-	// even to a new session of the conversation.
-	if l.SessionID != "" {
-		l = session.Lookup{Tenant: l.Tenant, SessionID: s.ID}
+	// even to a new session of the tool.
+	l.Tenant, l.ConversationID = s.Key.Tenant, s.Key.ConversationID
+	if l.SessionID == "" && !l.Latest {
+		l.Tool = s.Tool
 	}
 	if s, err = st.Session(ctx, l); err != nil {
 		return nil, err
@@ -148,7 +151,26 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 	if err != nil {
 		return nil, err
 	}
-	st.write(c, commit)
+	st.write(commit)
+	return commit, nil
+}
+
+// UpdateOpen implements session.Store.
+func (st *Store) UpdateOpen(ctx context.Context, key session.Key, fn session.TurnFunc) (*session.Commit, error) {
+	c := st.conversation(key)
+	if err := lockConversation(ctx, c); err != nil {
+		return nil, err
+	}
+	defer c.unlock()
+	open := st.open(key)
+	if len(open) == 0 {
+		return nil, session.ErrNotFound
+	}
+	commit, err := fn(open)
+	if err != nil {
+		return nil, err
+	}
+	st.write(commit)
 	return commit, nil
 }
 
@@ -156,35 +178,31 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 func (st *Store) Session(_ context.Context, l session.Lookup) (*session.Session, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	id := l.SessionID
-	if id == "" && l.Latest {
-		var latest *session.Session
-		for _, s := range st.sessions {
-			if s.Key == (session.Key{Tenant: l.Tenant, ConversationID: l.ConversationID}) &&
-				(latest == nil || s.ID > latest.ID) { // ids are time-ordered UUIDv7
-				latest = s
+	key := session.Key{Tenant: l.Tenant, ConversationID: l.ConversationID}
+	var found *session.Session
+	for _, s := range st.sessions {
+		switch {
+		case l.SessionID != "":
+			if s.ID != l.SessionID || s.Key.Tenant != l.Tenant || l.ConversationID != "" && s.Key.ConversationID != l.ConversationID {
+				continue
 			}
+		case s.Key != key:
+			continue
+		case l.Latest:
+			if found != nil && s.ID < found.ID { // ids are time-ordered UUIDv7
+				continue
+			}
+		case !s.Open || s.Status != session.Active || l.Tool != "" && s.Tool != l.Tool:
+			continue
+		case found != nil && (s.UpdatedAt.Before(found.UpdatedAt) || s.UpdatedAt.Equal(found.UpdatedAt) && s.ID < found.ID):
+			continue
 		}
-		if latest == nil {
-			return nil, session.ErrNotFound
-		}
-		id = latest.ID
+		found = s
 	}
-	if id == "" {
-		c := st.convs[session.Key{Tenant: l.Tenant, ConversationID: l.ConversationID}]
-		if c == nil || c.active == "" {
-			return nil, session.ErrNotFound
-		}
-		if s := st.sessions[c.active]; s == nil || s.Status != session.Active {
-			return nil, session.ErrNotFound
-		}
-		id = c.active
-	}
-	s := st.sessions[id]
-	if s == nil || s.Key.Tenant != l.Tenant || (l.ConversationID != "" && s.Key.ConversationID != l.ConversationID) {
+	if found == nil {
 		return nil, session.ErrNotFound
 	}
-	return s.Clone(), nil
+	return found.Clone(), nil
 }
 
 // History implements session.Store.

@@ -21,11 +21,10 @@ const (
 		  AND ($7::uuid IS NULL OR s.id > $7)
 		ORDER BY s.id LIMIT $8`
 
-	// lockIdleConversations locks the conversations of matching active
+	// lockIdleSessions locks the conversations of matching active
 	// sessions, skipping those a turn holds right now.
-	lockIdleConversations = `SELECT c.tenant, c.conversation_id FROM sessions s
+	lockIdleSessions = `SELECT s.tenant, s.conversation_id, s.id FROM sessions s
 		JOIN conversations c ON c.tenant = s.tenant AND c.conversation_id = s.conversation_id
-			AND c.active_session_id = s.id
 		WHERE s.status = 'active'
 		  AND ($1 OR s.tenant = $2)
 		  AND ($3 = '' OR s.tool = $3)
@@ -34,12 +33,14 @@ const (
 		FOR UPDATE OF c SKIP LOCKED`
 
 	purgeEnded = `WITH doomed AS (
-			SELECT id FROM sessions
+			SELECT tenant, conversation_id, id FROM sessions
 			WHERE status <> 'active' AND ended_at < $1 AND ($2 OR tenant = $3)
 			ORDER BY ended_at LIMIT $4
 			FOR UPDATE SKIP LOCKED
 		)
-		DELETE FROM sessions s USING doomed WHERE s.id = doomed.id RETURNING s.id`
+		DELETE FROM sessions s USING doomed
+		WHERE s.tenant = doomed.tenant AND s.conversation_id = doomed.conversation_id AND s.id = doomed.id
+		RETURNING s.id`
 
 	selectPurgeable = `SELECT id FROM sessions
 		WHERE status <> 'active' AND ended_at < $1 AND ($2 OR tenant = $3)
@@ -80,26 +81,31 @@ func (st *Store) EndSessions(ctx context.Context, f session.Filter, dryRun bool,
 	var ids []string
 	errDryRun := errors.New("dry run")
 	err := st.inTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, lockIdleConversations, f.AnyTenant, f.Tenant, f.Tool, nullTime(f.IdleBefore), f.Bounded())
+		rows, err := tx.Query(ctx, lockIdleSessions, f.AnyTenant, f.Tenant, f.Tool, nullTime(f.IdleBefore), f.Bounded())
 		if err != nil {
 			return err
 		}
-		keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (session.Key, error) {
-			var k session.Key
-			return k, r.Scan(&k.Tenant, &k.ConversationID)
+		type found struct {
+			key session.Key
+			id  string
+		}
+		all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (found, error) {
+			var x found
+			return x, r.Scan(&x.key.Tenant, &x.key.ConversationID, &x.id)
 		})
 		if err != nil {
 			return err
 		}
-		for _, k := range keys {
-			s, err := scanActive(tx.QueryRow(ctx, selectActive, k.Tenant, k.ConversationID))
+		for _, x := range all {
+			k := x.key
+			s, err := scanSession(tx.QueryRow(ctx, selectByID, x.id, k.Tenant, k.ConversationID))
 			if errors.Is(err, session.ErrNotFound) {
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			if !f.IdleBefore.IsZero() && !s.UpdatedAt.Before(f.IdleBefore) {
+			if s.Status != session.Active || !f.IdleBefore.IsZero() && !s.UpdatedAt.Before(f.IdleBefore) {
 				continue // a turn landed before the lock
 			}
 			commit, err := fn(s)

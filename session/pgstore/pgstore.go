@@ -86,137 +86,125 @@ func (st *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 }
 
 const sessionColumns = `s.id, s.tenant, s.conversation_id, s.tool, s.status, s.version, s.state,
-	s.last_action, s.approved_key, s.locale, s.time_zone, s.created_at, s.updated_at, s.ended_at`
+	s.last_action, s.approved_key, s.locale, s.time_zone, s.created_at, s.updated_at, s.ended_at, s.open`
 
 const (
 	// ensureConversation makes sure the row to lock exists; a concurrent
 	// first turn waits here for the other's insert to commit.
 	ensureConversation = `INSERT INTO conversations (tenant, conversation_id) VALUES ($1, $2)
 		ON CONFLICT (tenant, conversation_id) DO NOTHING`
-	lockConversation = `SELECT active_session_id FROM conversations
+	lockConversation = `SELECT 1 FROM conversations
 		WHERE tenant = $1 AND conversation_id = $2 FOR UPDATE`
-	selectTurnResponse = `SELECT response FROM turns
+	selectTurnResponse = `SELECT response, tool FROM turns
 		WHERE tenant = $1 AND conversation_id = $2 AND turn_id = $3`
-	// selectActive reads the conversation's active session by its primary
-	// key alone; scanActive checks its status. With "AND s.status =
-	// 'active'" in the SQL, a connection whose generic plan was made while
-	// the table was nearly empty kept reading every active session through
-	// sessions_status_idle, on every turn: turns grew slower as sessions
-	// grew.
-	selectActive = `SELECT ` + sessionColumns + ` FROM sessions s
-		WHERE s.id = (SELECT c.active_session_id FROM conversations c
-			WHERE c.tenant = $1 AND c.conversation_id = $2)`
+	// selectOpen reads the conversation's open sessions through the partial
+	// index sessions_open: a few rows, whatever the table holds.
+	selectOpen = `SELECT ` + sessionColumns + ` FROM sessions s
+		WHERE s.tenant = $1 AND s.conversation_id = $2 AND s.open`
+	selectOpenOfTool = `SELECT ` + sessionColumns + ` FROM sessions s
+		WHERE s.tenant = $1 AND s.conversation_id = $2 AND s.open AND s.tool = $3 AND s.status = 'active'`
+	selectRecentOpen = `SELECT ` + sessionColumns + ` FROM sessions s
+		WHERE s.tenant = $1 AND s.conversation_id = $2 AND s.open AND s.status = 'active'
+		ORDER BY s.updated_at DESC, s.id DESC LIMIT 1`
 	selectLatest = `SELECT ` + sessionColumns + ` FROM sessions s
 		WHERE s.tenant = $1 AND s.conversation_id = $2 ORDER BY s.id DESC LIMIT 1`
 	selectByID = `SELECT ` + sessionColumns + ` FROM sessions s
 		WHERE s.id = $1 AND s.tenant = $2 AND ($3 = '' OR s.conversation_id = $3)`
 	upsertSession = `INSERT INTO sessions (id, tenant, conversation_id, tool, status, version, state,
-			last_action, approved_key, locale, time_zone, created_at, updated_at, ended_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-		ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, version = EXCLUDED.version,
+			last_action, approved_key, locale, time_zone, created_at, updated_at, ended_at, open)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		ON CONFLICT (tenant, conversation_id, id) DO UPDATE SET status = EXCLUDED.status, version = EXCLUDED.version,
 			state = EXCLUDED.state, last_action = EXCLUDED.last_action,
 			approved_key = EXCLUDED.approved_key, locale = EXCLUDED.locale,
-			time_zone = EXCLUDED.time_zone, updated_at = EXCLUDED.updated_at, ended_at = EXCLUDED.ended_at
+			time_zone = EXCLUDED.time_zone, updated_at = EXCLUDED.updated_at, ended_at = EXCLUDED.ended_at,
+			open = EXCLUDED.open
 		WHERE sessions.version = EXCLUDED.version - 1`
-	setActive = `UPDATE conversations SET active_session_id = $3
-		WHERE tenant = $1 AND conversation_id = $2 AND active_session_id IS DISTINCT FROM $3`
-	insertTurn = `INSERT INTO turns (tenant, conversation_id, turn_id, session_id, version, action, request, response, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
-	insertChange = `INSERT INTO slot_changes (session_id, version, ord, turn_id, slot, old_value, new_value, decision, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+	insertTurn = `INSERT INTO turns (tenant, conversation_id, turn_id, session_id, tool, version, action, request, response, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+	insertChange = `INSERT INTO slot_changes (tenant, conversation_id, session_id, version, ord, turn_id, slot, old_value, new_value, decision, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
 	selectTurns = `SELECT turn_id, session_id, version, action, request, response, created_at
-		FROM turns WHERE session_id = $1 ORDER BY version`
+		FROM turns WHERE tenant = $1 AND conversation_id = $2 AND session_id = $3 ORDER BY version`
 	selectChanges = `SELECT session_id, version, coalesce(turn_id, ''), slot, old_value, new_value, decision, created_at
-		FROM slot_changes WHERE session_id = $1 ORDER BY version, ord`
+		FROM slot_changes WHERE tenant = $1 AND conversation_id = $2 AND session_id = $3 ORDER BY version, ord`
 )
 
 // Turn implements session.Store.
 func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
-	var response []byte
-	var replayed bool
-	var commit *session.Commit
+	var applied session.Applied
 	err := st.inTx(ctx, func(tx pgx.Tx) error {
 		// One round trip: create-if-absent, lock, idempotency check, read.
 		b := &pgx.Batch{}
 		b.Queue(ensureConversation, key.Tenant, key.ConversationID)
 		b.Queue(lockConversation, key.Tenant, key.ConversationID)
 		b.Queue(selectTurnResponse, key.Tenant, key.ConversationID, turnID)
-		b.Queue(selectActive, key.Tenant, key.ConversationID)
+		b.Queue(selectOpen, key.Tenant, key.ConversationID)
 		br := tx.SendBatch(ctx, b)
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return err
-		}
-		var activeID *string
-		if err := br.QueryRow().Scan(&activeID); err != nil {
-			br.Close()
-			return err
-		}
-		err := br.QueryRow().Scan(&response)
-		switch {
-		case err == nil:
-			replayed = true
-		case !errors.Is(err, pgx.ErrNoRows):
-			br.Close()
-			return err
-		}
-		// The conversation's current session: active, or ended outside a
-		// turn (by the janitor, a reset) and not yet seen by one.
-		active, err := scanSession(br.QueryRow())
-		if errors.Is(err, session.ErrNotFound) {
-			active, err = nil, nil
-		}
+		open, err := readTurn(br, &applied)
 		if cerr := br.Close(); err == nil {
 			err = cerr
 		}
-		if err != nil || replayed {
+		if err != nil || applied.Replayed {
 			return err
 		}
-		if commit, err = fn(active); err != nil {
+		if applied.Commit, err = fn(open); err != nil {
 			return err
 		}
-		if commit.Turn != nil {
-			response = commit.Turn.Response
+		if t := applied.Commit.Turn; t != nil {
+			applied.Response = t.Response
 		}
-		return write(ctx, tx, key, commit)
+		return write(ctx, tx, key, applied.Commit)
 	})
 	if err != nil {
 		return session.Applied{}, interpret(err)
 	}
-	return session.Applied{Replayed: replayed, Response: response, Commit: commit}, nil
+	return applied, nil
+}
+
+// readTurn reads the answers of a turn's first batch: the stored response
+// of a turn_id seen before, else the conversation's open sessions.
+func readTurn(br pgx.BatchResults, applied *session.Applied) ([]*session.Session, error) {
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	err := br.QueryRow().Scan(&applied.Response, &applied.Tool)
+	switch {
+	case err == nil:
+		applied.Replayed = true
+		return nil, nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*session.Session, error) { return scanSession(r) })
 }
 
 // write queues a commit's statements in one batch.
 func write(ctx context.Context, tx pgx.Tx, key session.Key, c *session.Commit) error {
 	b := &pgx.Batch{}
-	var activeID *string
-	queueSession := func(s *session.Session) error {
+	for _, s := range append(append([]*session.Session{}, c.Ended...), c.Session) {
+		if s == nil {
+			continue
+		}
 		state, err := json.Marshal(stateDoc{State: s.State, Held: s.Held, Completion: s.Completion, CompletedKey: s.CompletedKey, Marks: s.Marks, Attempts: s.Attempts})
 		if err != nil {
 			return err
 		}
 		b.Queue(upsertSession, s.ID, s.Key.Tenant, s.Key.ConversationID, s.Tool, string(s.Status), s.Version,
-			state, s.LastAction, s.ApprovedKey, s.Locale, s.TimeZone, s.CreatedAt, s.UpdatedAt, nullTime(s.EndedAt))
-		return nil
-	}
-	for _, s := range c.Ended {
-		if err := queueSession(s); err != nil {
-			return err
-		}
-	}
-	if s := c.Session; s != nil {
-		if err := queueSession(s); err != nil {
-			return err
-		}
-		activeID = &s.ID
-	}
-	// The pointer follows the turn's session, ended or not. Ending sessions
-	// outside a turn leaves it: the next turn sees what ended and says so.
-	if activeID != nil {
-		b.Queue(setActive, key.Tenant, key.ConversationID, activeID)
+			state, s.LastAction, s.ApprovedKey, s.Locale, s.TimeZone, s.CreatedAt, s.UpdatedAt, nullTime(s.EndedAt), s.Open)
 	}
 	if t := c.Turn; t != nil {
-		b.Queue(insertTurn, key.Tenant, key.ConversationID, t.ID, t.SessionID, t.Version, t.Action,
+		tool := ""
+		if c.Session != nil {
+			tool = c.Session.Tool
+		}
+		b.Queue(insertTurn, key.Tenant, key.ConversationID, t.ID, t.SessionID, tool, t.Version, t.Action,
 			json.RawMessage(t.Request), json.RawMessage(t.Response), t.At)
 	}
 	ords := map[string]int{}
@@ -236,7 +224,7 @@ func write(ctx context.Context, tx pgx.Tx, key session.Key, c *session.Commit) e
 		if ch.TurnID != "" {
 			turnID = &ch.TurnID
 		}
-		b.Queue(insertChange, ch.SessionID, ch.Version, ord, turnID, ch.Slot, old, nu, string(ch.Decision), ch.At)
+		b.Queue(insertChange, key.Tenant, key.ConversationID, ch.SessionID, ch.Version, ord, turnID, ch.Slot, old, nu, string(ch.Decision), ch.At)
 	}
 	br := tx.SendBatch(ctx, b)
 	for i := 0; i < b.Len(); i++ {
@@ -271,23 +259,16 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 	}
 	var commit *session.Commit
 	err = st.inTx(ctx, func(tx pgx.Tx) error {
-		var activeID *string
-		if err := tx.QueryRow(ctx, lockConversation, s.Key.Tenant, s.Key.ConversationID).Scan(&activeID); err != nil {
+		if _, err := tx.Exec(ctx, lockConversation, s.Key.Tenant, s.Key.ConversationID); err != nil {
 			return err
 		}
 		// Read again under the lock: a turn may have moved on, even to a
-		// new session of the conversation.
-		var row pgx.Row
-		scan := scanSession
-		switch {
-		case l.SessionID != "":
-			row = tx.QueryRow(ctx, selectByID, s.ID, s.Key.Tenant, "")
-		case l.Latest:
-			row = tx.QueryRow(ctx, selectLatest, s.Key.Tenant, s.Key.ConversationID)
-		default:
-			row, scan = tx.QueryRow(ctx, selectActive, s.Key.Tenant, s.Key.ConversationID), scanActive
+		// new session of the tool.
+		l.Tenant, l.ConversationID = s.Key.Tenant, s.Key.ConversationID
+		if l.SessionID == "" && !l.Latest {
+			l.Tool = s.Tool
 		}
-		cur, err := scan(row)
+		cur, err := scanSession(lookupRow(ctx, tx, l))
 		if err != nil {
 			return err
 		}
@@ -302,18 +283,60 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 	return commit, nil
 }
 
+// UpdateOpen implements session.Store.
+func (st *Store) UpdateOpen(ctx context.Context, key session.Key, fn session.TurnFunc) (*session.Commit, error) {
+	var commit *session.Commit
+	err := st.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, lockConversation, key.Tenant, key.ConversationID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return session.ErrNotFound
+		}
+		rows, err := tx.Query(ctx, selectOpen, key.Tenant, key.ConversationID)
+		if err != nil {
+			return err
+		}
+		open, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*session.Session, error) { return scanSession(r) })
+		if err != nil {
+			return err
+		}
+		if len(open) == 0 {
+			return session.ErrNotFound
+		}
+		if commit, err = fn(open); err != nil {
+			return err
+		}
+		return write(ctx, tx, key, commit)
+	})
+	if err != nil {
+		return nil, interpret(err)
+	}
+	return commit, nil
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// lookupRow queries the session a lookup finds.
+func lookupRow(ctx context.Context, q querier, l session.Lookup) pgx.Row {
+	switch {
+	case l.SessionID != "":
+		return q.QueryRow(ctx, selectByID, l.SessionID, l.Tenant, l.ConversationID)
+	case l.Latest:
+		return q.QueryRow(ctx, selectLatest, l.Tenant, l.ConversationID)
+	case l.Tool != "":
+		return q.QueryRow(ctx, selectOpenOfTool, l.Tenant, l.ConversationID, l.Tool)
+	}
+	return q.QueryRow(ctx, selectRecentOpen, l.Tenant, l.ConversationID)
+}
+
 // Session implements session.Store.
 func (st *Store) Session(ctx context.Context, l session.Lookup) (*session.Session, error) {
-	var row pgx.Row
-	scan := scanSession
-	if l.SessionID != "" {
-		row = st.pool.QueryRow(ctx, selectByID, l.SessionID, l.Tenant, l.ConversationID)
-	} else if l.Latest {
-		row = st.pool.QueryRow(ctx, selectLatest, l.Tenant, l.ConversationID)
-	} else {
-		row, scan = st.pool.QueryRow(ctx, selectActive, l.Tenant, l.ConversationID), scanActive
-	}
-	s, err := scan(row)
+	s, err := scanSession(lookupRow(ctx, st.pool, l))
 	return s, interpret(err)
 }
 
@@ -324,7 +347,7 @@ func (st *Store) History(ctx context.Context, l session.Lookup) (*session.Histor
 		return nil, err
 	}
 	h := &session.History{}
-	rows, err := st.pool.Query(ctx, selectTurns, s.ID)
+	rows, err := st.pool.Query(ctx, selectTurns, s.Key.Tenant, s.Key.ConversationID, s.ID)
 	if err != nil {
 		return nil, interpret(err)
 	}
@@ -339,7 +362,7 @@ func (st *Store) History(ctx context.Context, l session.Lookup) (*session.Histor
 	if err := rows.Err(); err != nil {
 		return nil, interpret(err)
 	}
-	rows, err = st.pool.Query(ctx, selectChanges, s.ID)
+	rows, err = st.pool.Query(ctx, selectChanges, s.Key.Tenant, s.Key.ConversationID, s.ID)
 	if err != nil {
 		return nil, interpret(err)
 	}
@@ -376,23 +399,13 @@ func (st *Store) Ready(ctx context.Context) error {
 	return nil
 }
 
-// scanActive reads a row of selectActive: ErrNotFound unless the session is
-// active.
-func scanActive(row pgx.Row) (*session.Session, error) {
-	s, err := scanSession(row)
-	if err == nil && s.Status != session.Active {
-		return nil, session.ErrNotFound
-	}
-	return s, err
-}
-
 func scanSession(row pgx.Row) (*session.Session, error) {
 	var s session.Session
 	var status string
 	var state []byte
 	var ended *time.Time
 	err := row.Scan(&s.ID, &s.Key.Tenant, &s.Key.ConversationID, &s.Tool, &status, &s.Version, &state,
-		&s.LastAction, &s.ApprovedKey, &s.Locale, &s.TimeZone, &s.CreatedAt, &s.UpdatedAt, &ended)
+		&s.LastAction, &s.ApprovedKey, &s.Locale, &s.TimeZone, &s.CreatedAt, &s.UpdatedAt, &ended, &s.Open)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, session.ErrNotFound
 	}

@@ -467,10 +467,11 @@ func testReset(t *testing.T, h *harness) {
 	oldID := first.Session.ID
 	at := Now.Add(5 * time.Minute)
 
-	out, changes, err := h.engine.Reset(h.ctx, h.active(), at)
-	if err != nil {
-		t.Fatalf("Reset: unexpected error: %v", err)
+	all, changes, err := h.engine.Reset(h.ctx, h.active(), at)
+	if err != nil || len(all) != 1 {
+		t.Fatalf("Reset: %v, %v; want one session reset", all, err)
 	}
+	out := all[0]
 	if out.ID != oldID || out.Status != session.Reset || out.Version != 2 || !out.EndedAt.Equal(at) {
 		t.Errorf("Reset returned %s %s v%d ended %v, want %s reset v2 ended %v", out.ID, out.Status, out.Version, out.EndedAt, oldID, at)
 	}
@@ -519,52 +520,59 @@ func testReset(t *testing.T, h *harness) {
 	if s := h.load(h.active()); s.ID != next.Session.ID || s.Version != 1 {
 		t.Errorf("active session after a refused reset: %s v%d, want %s v1", s.ID, s.Version, next.Session.ID)
 	}
-	if s := h.load(h.byID(oldID)); s.Version != 2 || s.Status != session.Reset {
-		t.Errorf("reset session after a refused reset: %s v%d, want reset v2", s.Status, s.Version)
+	// The turn after the reset said so (version 3) and closed it.
+	if s := h.load(h.byID(oldID)); s.Version != 3 || s.Status != session.Reset || s.Open {
+		t.Errorf("reset session after a refused reset: %s v%d open %v, want reset v3, no longer open", s.Status, s.Version, s.Open)
 	}
 }
 
-func testTopicChange(t *testing.T, h *harness) {
+// testDigression parks a dispute while a flight search is filled, then
+// comes back to it: both sessions stay open in the store, each keeps its
+// slots, and a late retry of the first turn is a replay, not a move back.
+func testDigression(t *testing.T, h *harness) {
 	firstReq := h.req(Dispute, map[string]any{"card_last4": "4417", "amount": "1 200 ₽"})
 	first := h.do(firstReq)
-	oldID := first.Session.ID
-	at := Now.Add(2 * time.Minute)
+	disputeID := first.Session.ID
 
 	r := h.req(Flights, map[string]any{"from": "mad", "to": "KBP"})
-	r.Now = at
-	next := h.do(r)
-	if next.Session.ID == oldID {
-		t.Fatalf("a turn with another tool went to the %s session %s", Dispute, oldID)
+	r.Now = Now.Add(2 * time.Minute)
+	flight := h.do(r)
+	if flight.Session.ID == disputeID || flight.Session.Tool != Flights || flight.Previous != nil {
+		t.Fatalf("a turn of another tool: %s %s previous %v, want a session of its own and nothing ended", flight.Session.ID, flight.Session.Tool, flight.Previous)
 	}
-	if next.Session.Tool != Flights || next.Session.Version != 1 || next.Session.Status != session.Active {
-		t.Errorf("new session: %s v%d %s, want %s v1 active", next.Session.Tool, next.Session.Version, next.Session.Status, Flights)
+	if len(flight.OpenSessions) != 1 || flight.OpenSessions[0].SessionID != disputeID {
+		t.Errorf("open sessions %+v, want the parked dispute", flight.OpenSessions)
 	}
-	wantSlots(t, "new session", h.get(h.active()), map[string]any{"from": "MAD", "to": "KBP"})
-
-	old := h.get(h.byID(oldID))
-	if old.Status != session.Abandoned || !old.EndedAt.Equal(at) {
-		t.Errorf("old session: %s ended %v, want abandoned ended %v", old.Status, old.EndedAt, at)
+	parked := h.load(h.byID(disputeID))
+	if parked.Status != session.Active || !parked.Open || parked.Version != 1 {
+		t.Errorf("parked dispute: %s open %v v%d, want active, open, untouched", parked.Status, parked.Open, parked.Version)
 	}
-	if _, leaked := old.State.Slots["from"]; old.Tool != Dispute || leaked {
-		t.Errorf("abandoned session: %s with slots %s, want %s untouched by the new tool's turn", old.Tool, js(old.State.Slots), Dispute)
+	if s := h.get(h.active()); s.ID != flight.Session.ID {
+		t.Errorf("the conversation's most recent session = %s, want the flight search %s", s.ID, flight.Session.ID)
 	}
-	if s := h.get(h.active()); s.ID != next.Session.ID {
-		t.Errorf("active session = %s, want the new %s", s.ID, next.Session.ID)
-	}
-	if n := len(h.history(h.byID(oldID)).Turns); n != 1 {
-		t.Errorf("abandoned session's history holds %d turns, want 1", n)
+	if s := h.get(session.Lookup{Tenant: h.tenant, ConversationID: h.conv, Tool: Dispute}); s.ID != disputeID {
+		t.Errorf("the dispute by its tool = %s, want %s", s.ID, disputeID)
 	}
 
-	// A late retry of the first turn is a replay, not a change of topic back.
+	back := h.req(Dispute, map[string]any{"reason": "fraud"})
+	back.Now = Now.Add(5 * time.Minute)
+	res := h.do(back)
+	if res.Session.ID != disputeID || !res.Resumed || res.Notice == "" || res.Session.Slots["amount"] != "1200.00" {
+		t.Errorf("back on the dispute: %s resumed %v notice %q slots %v, want the same session, said so", res.Session.ID, res.Resumed, res.Notice, res.Session.Slots)
+	}
+
 	again := h.do(firstReq)
 	if !again.Replayed {
 		t.Errorf("late retry of the first turn: Replayed = false, want true")
 	}
-	if s := h.load(h.active()); s.ID != next.Session.ID || s.Tool != Flights || s.Version != 1 {
-		t.Errorf("active session after a late retry: %s %s v%d, want %s %s v1", s.ID, s.Tool, s.Version, next.Session.ID, Flights)
+	if s := h.load(h.byID(flight.Session.ID)); s.Status != session.Active || !s.Open || s.Version != 1 {
+		t.Errorf("the flight search after a late retry: %s open %v v%d, want untouched", s.Status, s.Open, s.Version)
 	}
-	if s := h.load(h.byID(oldID)); s.Status != session.Abandoned {
-		t.Errorf("old session after a late retry: %s, want abandoned", s.Status)
+	// A turn_id of one tool's call is no answer to another's.
+	other := firstReq
+	other.Tool = Flights
+	if _, err := h.engine.Turn(h.ctx, other); err == nil {
+		t.Error("a turn_id of the dispute answered a flight search's call")
 	}
 }
 

@@ -102,7 +102,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		t.Run("ListAndPurge", func(t *testing.T) { testListAndPurge(t, setup(t)) })
 		t.Run("AttemptsPersist", func(t *testing.T) { testAttemptsPersist(t, setup(t)) })
 	})
-	t.Run("TopicChange", func(t *testing.T) { testTopicChange(t, setup(t)) })
+	t.Run("Digression", func(t *testing.T) { testDigression(t, setup(t)) })
 
 	t.Run("History", func(t *testing.T) {
 		t.Parallel()
@@ -227,10 +227,18 @@ func (h *harness) slowEngine() *session.Engine {
 type slowStore struct{ session.Store }
 
 func (s slowStore) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
-	return s.Store.Turn(ctx, key, turnID, func(active *session.Session) (*session.Commit, error) {
+	return s.Store.Turn(ctx, key, turnID, func(open []*session.Session) (*session.Commit, error) {
 		time.Sleep(2 * time.Millisecond)
-		return fn(active)
+		return fn(open)
 	})
+}
+
+// only is the one open session of a conversation of one tool, or nil.
+func only(open []*session.Session) *session.Session {
+	if len(open) == 0 {
+		return nil
+	}
+	return open[0]
 }
 
 // storeTurn is the store's Turn with the harness's context, its outcome as

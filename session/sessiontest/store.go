@@ -27,7 +27,7 @@ func storeCommit(active *session.Session, key session.Key, turnID string, at tim
 	if active == nil {
 		s = &session.Session{
 			ID: uuid.NewString(), Key: key, Tool: storeTool, Status: session.Active,
-			State: merge.State{Slots: map[string]any{}}, CreatedAt: at,
+			State: merge.State{Slots: map[string]any{}}, CreatedAt: at, Open: true,
 		}
 	} else {
 		s = active.Clone()
@@ -75,7 +75,8 @@ func counter(s *session.Session) int {
 
 func testStoreReplay(t *testing.T, h *harness) {
 	key := h.key()
-	first, replayed, err := h.storeTurn(key, "turn-1", func(active *session.Session) (*session.Commit, error) {
+	first, replayed, err := h.storeTurn(key, "turn-1", func(open []*session.Session) (*session.Commit, error) {
+		active := only(open)
 		if active != nil {
 			t.Errorf("first turn of a new conversation got active session %s", js(active))
 		}
@@ -85,7 +86,8 @@ func testStoreReplay(t *testing.T, h *harness) {
 		t.Fatalf("first Turn: replayed %v, error %v; want false, nil", replayed, err)
 	}
 	called := false
-	second, replayed, err := h.storeTurn(key, "turn-1", func(active *session.Session) (*session.Commit, error) {
+	second, replayed, err := h.storeTurn(key, "turn-1", func(open []*session.Session) (*session.Commit, error) {
+		active := only(open)
 		called = true
 		return storeCommit(active, key, "turn-1", Now, map[string]any{"n": "2"}), nil
 	})
@@ -118,7 +120,8 @@ func testStoreTurnsSerialize(t *testing.T, h *harness) {
 		wg.Go(func() {
 			<-start
 			id := fmt.Sprintf("turn-%02d", i)
-			_, _, errs[i] = h.storeTurn(key, id, func(active *session.Session) (*session.Commit, error) {
+			_, _, errs[i] = h.storeTurn(key, id, func(open []*session.Session) (*session.Commit, error) {
+				active := only(open)
 				if inside.Add(1) > 1 {
 					overlaps.Add(1)
 				}
@@ -154,7 +157,8 @@ func testStoreTurnsSerialize(t *testing.T, h *harness) {
 func testStoreUpdatesSerialize(t *testing.T, h *harness) {
 	const n = 10 // turns, and as many updates
 	key := h.key()
-	if _, _, err := h.storeTurn(key, "turn-start", func(active *session.Session) (*session.Commit, error) {
+	if _, _, err := h.storeTurn(key, "turn-start", func(open []*session.Session) (*session.Commit, error) {
+		active := only(open)
 		return storeCommit(active, key, "turn-start", Now, map[string]any{"n": "1"}), nil
 	}); err != nil {
 		t.Fatalf("first Turn: %v", err)
@@ -166,7 +170,8 @@ func testStoreUpdatesSerialize(t *testing.T, h *harness) {
 		wg.Go(func() {
 			<-start
 			id := fmt.Sprintf("turn-%02d", i)
-			_, _, errs[i] = h.storeTurn(key, id, func(active *session.Session) (*session.Commit, error) {
+			_, _, errs[i] = h.storeTurn(key, id, func(open []*session.Session) (*session.Commit, error) {
+				active := only(open)
 				next := counter(active) + 1
 				time.Sleep(time.Millisecond)
 				return storeCommit(active, key, id, Now, map[string]any{"n": strconv.Itoa(next)}), nil
@@ -204,7 +209,8 @@ func testTurnFuncError(t *testing.T, h *harness) {
 	key := h.key()
 
 	// On a new conversation: no session, and the turn_id is not spent.
-	_, _, err := h.storeTurn(key, "turn-1", func(active *session.Session) (*session.Commit, error) {
+	_, _, err := h.storeTurn(key, "turn-1", func(open []*session.Session) (*session.Commit, error) {
+		active := only(open)
 		return storeCommit(active, key, "turn-1", Now, map[string]any{"n": "1"}), errBoom
 	})
 	wantErr(t, "Turn whose function fails", err, errBoom)
@@ -212,7 +218,8 @@ func testTurnFuncError(t *testing.T, h *harness) {
 	wantErr(t, "session after a failed first turn", err, session.ErrNotFound)
 
 	called := false
-	_, replayed, err := h.storeTurn(key, "turn-1", func(active *session.Session) (*session.Commit, error) {
+	_, replayed, err := h.storeTurn(key, "turn-1", func(open []*session.Session) (*session.Commit, error) {
+		active := only(open)
 		called = true
 		if active != nil {
 			t.Errorf("retry of a failed first turn got active session %s, want none", js(active))
@@ -226,7 +233,8 @@ func testTurnFuncError(t *testing.T, h *harness) {
 
 	// On a session: a function that scribbles on what it was given and
 	// then fails changes nothing.
-	_, _, err = h.storeTurn(key, "turn-2", func(active *session.Session) (*session.Commit, error) {
+	_, _, err = h.storeTurn(key, "turn-2", func(open []*session.Session) (*session.Commit, error) {
+		active := only(open)
 		c := storeCommit(active, key, "turn-2", Now.Add(time.Minute), map[string]any{"n": "2", "extra": "x"})
 		active.State.Slots["n"] = "scribbled"
 		active.Version = 99
@@ -242,7 +250,8 @@ func testTurnFuncError(t *testing.T, h *harness) {
 		t.Errorf("after a failed turn the history holds %d turns and %d changes, want 1 and 1", len(hist.Turns), len(hist.Changes))
 	}
 	// Nor was its turn_id spent.
-	_, replayed, err = h.storeTurn(key, "turn-2", func(active *session.Session) (*session.Commit, error) {
+	_, replayed, err = h.storeTurn(key, "turn-2", func(open []*session.Session) (*session.Commit, error) {
+		active := only(open)
 		if counter(active) != 1 {
 			t.Errorf("retry of a failed turn sees n = %d, want 1", counter(active))
 		}
@@ -255,7 +264,8 @@ func testTurnFuncError(t *testing.T, h *harness) {
 
 func testUpdateFuncError(t *testing.T, h *harness) {
 	key := h.key()
-	if _, _, err := h.storeTurn(key, "turn-1", func(active *session.Session) (*session.Commit, error) {
+	if _, _, err := h.storeTurn(key, "turn-1", func(open []*session.Session) (*session.Commit, error) {
+		active := only(open)
 		return storeCommit(active, key, "turn-1", Now, map[string]any{"n": "1"}), nil
 	}); err != nil {
 		t.Fatalf("Turn: %v", err)
@@ -292,6 +302,7 @@ func testStoreRoundTrip(t *testing.T, h *harness) {
 		Held:      map[string]any{"amount": "1 340 ₽", "card_last4": nil},
 		CreatedAt: Now, UpdatedAt: at,
 		Marks: session.Marks{Ready: true, Flawed: true, Asked: "amount"},
+		Open:  true,
 	}
 	turn := &session.TurnRecord{
 		ID: "turn-1", SessionID: s.ID, Version: 1, Action: "RECONFIRM",
@@ -304,7 +315,7 @@ func testStoreRoundTrip(t *testing.T, h *harness) {
 		{SessionID: s.ID, Version: 1, TurnID: "turn-1", Slot: "amount", New: "1200.00", Decision: merge.Filled, At: at},
 		{SessionID: s.ID, Version: 1, TurnID: "turn-1", Slot: "amount", Old: "1200.00", New: "1340.00", Decision: merge.Pending, At: at},
 	}
-	resp, replayed, err := h.storeTurn(key, "turn-1", func(active *session.Session) (*session.Commit, error) {
+	resp, replayed, err := h.storeTurn(key, "turn-1", func(open []*session.Session) (*session.Commit, error) {
 		return &session.Commit{Session: s.Clone(), Turn: turn, Changes: changes}, nil
 	})
 	if err != nil || replayed {
@@ -316,8 +327,10 @@ func testStoreRoundTrip(t *testing.T, h *harness) {
 
 	for what, l := range map[string]session.Lookup{
 		"by conversation":        h.active(),
+		"by tool":                {Tenant: key.Tenant, ConversationID: key.ConversationID, Tool: Dispute},
 		"by id":                  h.byID(s.ID),
 		"by id and conversation": {Tenant: key.Tenant, ConversationID: key.ConversationID, SessionID: s.ID},
+		"latest":                 {Tenant: key.Tenant, ConversationID: key.ConversationID, Latest: true},
 	} {
 		got := h.load(l)
 		wantSession(t, what, got, s)

@@ -317,7 +317,8 @@ func (FailureKind) EnumDescriptor() ([]byte, []int) {
 
 type TurnRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The orchestrator's conversation; one active session per conversation.
+	// The orchestrator's conversation; it holds up to one open session per
+	// tool.
 	ConversationId string `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
 	// The tool's contract name, e.g. "bank.open_dispute".
 	Tool string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
@@ -482,11 +483,19 @@ type TurnResponse struct {
 	// The turn_id this response answers. A repeated turn_id gets the stored
 	// response unchanged; the response header "slotd-replayed: true" says so.
 	TurnId string `protobuf:"bytes,8,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
-	// The session this turn ended, when it ended one (expired, abandoned).
+	// The first session this turn ended or found ended (expired, reset,
+	// abandoned to make room), when it did; ended_sessions are all of them.
 	PreviousSession *Session `protobuf:"bytes,9,opt,name=previous_session,json=previousSession,proto3" json:"previous_session,omitempty"`
-	// What to tell the user about the session itself, e.g. that an expired
-	// conversation starts over.
-	Notice        string `protobuf:"bytes,10,opt,name=notice,proto3" json:"notice,omitempty"`
+	// What to tell the user about the sessions themselves, e.g. that an
+	// expired conversation starts over, or what a session the conversation
+	// came back to holds.
+	Notice string `protobuf:"bytes,10,opt,name=notice,proto3" json:"notice,omitempty"`
+	// The conversation's other open sessions, parked while this tool is used.
+	OpenSessions []*OpenSession `protobuf:"bytes,11,rep,name=open_sessions,json=openSessions,proto3" json:"open_sessions,omitempty"`
+	// The first turn back on a session after other tools were used; notice
+	// says what it holds and what it still needs.
+	Resumed       bool       `protobuf:"varint,12,opt,name=resumed,proto3" json:"resumed,omitempty"`
+	EndedSessions []*Session `protobuf:"bytes,13,rep,name=ended_sessions,json=endedSessions,proto3" json:"ended_sessions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -591,6 +600,106 @@ func (x *TurnResponse) GetNotice() string {
 	return ""
 }
 
+func (x *TurnResponse) GetOpenSessions() []*OpenSession {
+	if x != nil {
+		return x.OpenSessions
+	}
+	return nil
+}
+
+func (x *TurnResponse) GetResumed() bool {
+	if x != nil {
+		return x.Resumed
+	}
+	return false
+}
+
+func (x *TurnResponse) GetEndedSessions() []*Session {
+	if x != nil {
+		return x.EndedSessions
+	}
+	return nil
+}
+
+// OpenSession is one of a conversation's other open sessions.
+type OpenSession struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Tool      string                 `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
+	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Required slots still empty, in contract order.
+	Missing []string `protobuf:"bytes,3,rep,name=missing,proto3" json:"missing,omitempty"`
+	// What its last turn answered.
+	LastAction    Action                 `protobuf:"varint,4,opt,name=last_action,json=lastAction,proto3,enum=slotd.v1.Action" json:"last_action,omitempty"`
+	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenSession) Reset() {
+	*x = OpenSession{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenSession) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenSession) ProtoMessage() {}
+
+func (x *OpenSession) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenSession.ProtoReflect.Descriptor instead.
+func (*OpenSession) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *OpenSession) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *OpenSession) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *OpenSession) GetMissing() []string {
+	if x != nil {
+		return x.Missing
+	}
+	return nil
+}
+
+func (x *OpenSession) GetLastAction() Action {
+	if x != nil {
+		return x.LastAction
+	}
+	return Action_ACTION_UNSPECIFIED
+}
+
+func (x *OpenSession) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
 type Session struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -619,7 +728,7 @@ type Session struct {
 
 func (x *Session) Reset() {
 	*x = Session{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[3]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -631,7 +740,7 @@ func (x *Session) String() string {
 func (*Session) ProtoMessage() {}
 
 func (x *Session) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[3]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -644,7 +753,7 @@ func (x *Session) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Session.ProtoReflect.Descriptor instead.
 func (*Session) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{3}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Session) GetId() string {
@@ -756,7 +865,7 @@ type PendingChange struct {
 
 func (x *PendingChange) Reset() {
 	*x = PendingChange{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[4]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +877,7 @@ func (x *PendingChange) String() string {
 func (*PendingChange) ProtoMessage() {}
 
 func (x *PendingChange) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[4]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +890,7 @@ func (x *PendingChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingChange.ProtoReflect.Descriptor instead.
 func (*PendingChange) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{4}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PendingChange) GetSlot() string {
@@ -824,7 +933,7 @@ type Question struct {
 
 func (x *Question) Reset() {
 	*x = Question{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[5]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -836,7 +945,7 @@ func (x *Question) String() string {
 func (*Question) ProtoMessage() {}
 
 func (x *Question) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[5]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -849,7 +958,7 @@ func (x *Question) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Question.ProtoReflect.Descriptor instead.
 func (*Question) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{5}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Question) GetSlot() string {
@@ -908,7 +1017,7 @@ type Change struct {
 
 func (x *Change) Reset() {
 	*x = Change{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[6]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -920,7 +1029,7 @@ func (x *Change) String() string {
 func (*Change) ProtoMessage() {}
 
 func (x *Change) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[6]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -933,7 +1042,7 @@ func (x *Change) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Change.ProtoReflect.Descriptor instead.
 func (*Change) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{6}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Change) GetSlot() string {
@@ -989,7 +1098,7 @@ type Problem struct {
 
 func (x *Problem) Reset() {
 	*x = Problem{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[7]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1001,7 +1110,7 @@ func (x *Problem) String() string {
 func (*Problem) ProtoMessage() {}
 
 func (x *Problem) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[7]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1014,7 +1123,7 @@ func (x *Problem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Problem.ProtoReflect.Descriptor instead.
 func (*Problem) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{7}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Problem) GetType() string {
@@ -1096,7 +1205,7 @@ type FieldError struct {
 
 func (x *FieldError) Reset() {
 	*x = FieldError{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[8]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1108,7 +1217,7 @@ func (x *FieldError) String() string {
 func (*FieldError) ProtoMessage() {}
 
 func (x *FieldError) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[8]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1121,7 +1230,7 @@ func (x *FieldError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldError.ProtoReflect.Descriptor instead.
 func (*FieldError) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{8}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FieldError) GetPointer() string {
@@ -1163,13 +1272,16 @@ type GetSessionRequest struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
 	SessionId      string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The conversation's open session of this tool; without it, the most
+	// recently used one.
+	Tool          string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[9]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1181,7 +1293,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[9]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1194,7 +1306,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{9}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetSessionRequest) GetConversationId() string {
@@ -1211,6 +1323,13 @@ func (x *GetSessionRequest) GetSessionId() string {
 	return ""
 }
 
+func (x *GetSessionRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
 type GetSessionResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Session       *Session               `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
@@ -1220,7 +1339,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[10]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1232,7 +1351,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[10]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1245,7 +1364,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{10}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetSessionResponse) GetSession() *Session {
@@ -1259,13 +1378,16 @@ type ResetSessionRequest struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
 	SessionId      string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The conversation's open session of this tool; without it (and without
+	// session_id), every open session of the conversation.
+	Tool          string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ResetSessionRequest) Reset() {
 	*x = ResetSessionRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[11]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1277,7 +1399,7 @@ func (x *ResetSessionRequest) String() string {
 func (*ResetSessionRequest) ProtoMessage() {}
 
 func (x *ResetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[11]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1290,7 +1412,7 @@ func (x *ResetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetSessionRequest.ProtoReflect.Descriptor instead.
 func (*ResetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{11}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ResetSessionRequest) GetConversationId() string {
@@ -1307,17 +1429,26 @@ func (x *ResetSessionRequest) GetSessionId() string {
 	return ""
 }
 
+func (x *ResetSessionRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
 type ResetSessionResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Session       *Session               `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
-	Changes       []*Change              `protobuf:"bytes,2,rep,name=changes,proto3" json:"changes,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The first session reset; sessions are all of them.
+	Session       *Session   `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	Changes       []*Change  `protobuf:"bytes,2,rep,name=changes,proto3" json:"changes,omitempty"`
+	Sessions      []*Session `protobuf:"bytes,3,rep,name=sessions,proto3" json:"sessions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ResetSessionResponse) Reset() {
 	*x = ResetSessionResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[12]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1329,7 +1460,7 @@ func (x *ResetSessionResponse) String() string {
 func (*ResetSessionResponse) ProtoMessage() {}
 
 func (x *ResetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[12]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1342,7 +1473,7 @@ func (x *ResetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetSessionResponse.ProtoReflect.Descriptor instead.
 func (*ResetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{12}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ResetSessionResponse) GetSession() *Session {
@@ -1355,6 +1486,13 @@ func (x *ResetSessionResponse) GetSession() *Session {
 func (x *ResetSessionResponse) GetChanges() []*Change {
 	if x != nil {
 		return x.Changes
+	}
+	return nil
+}
+
+func (x *ResetSessionResponse) GetSessions() []*Session {
+	if x != nil {
+		return x.Sessions
 	}
 	return nil
 }
@@ -1373,7 +1511,7 @@ type BackendFailure struct {
 
 func (x *BackendFailure) Reset() {
 	*x = BackendFailure{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[13]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1523,7 @@ func (x *BackendFailure) String() string {
 func (*BackendFailure) ProtoMessage() {}
 
 func (x *BackendFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[13]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1536,7 @@ func (x *BackendFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackendFailure.ProtoReflect.Descriptor instead.
 func (*BackendFailure) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{13}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *BackendFailure) GetKind() FailureKind {
@@ -1434,13 +1572,16 @@ type CompleteSessionRequest struct {
 	// The idempotency key of the READY the backend was called with.
 	IdempotencyKey string                 `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	Now            *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=now,proto3" json:"now,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// With conversation_id and no key: the conversation's open session of
+	// this tool.
+	Tool          string `protobuf:"bytes,7,opt,name=tool,proto3" json:"tool,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CompleteSessionRequest) Reset() {
 	*x = CompleteSessionRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[14]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1452,7 +1593,7 @@ func (x *CompleteSessionRequest) String() string {
 func (*CompleteSessionRequest) ProtoMessage() {}
 
 func (x *CompleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[14]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1465,7 +1606,7 @@ func (x *CompleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*CompleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{14}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CompleteSessionRequest) GetConversationId() string {
@@ -1521,6 +1662,13 @@ func (x *CompleteSessionRequest) GetNow() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *CompleteSessionRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
 type isCompleteSessionRequest_Outcome interface {
 	isCompleteSessionRequest_Outcome()
 }
@@ -1555,7 +1703,7 @@ type CompleteSessionResponse struct {
 
 func (x *CompleteSessionResponse) Reset() {
 	*x = CompleteSessionResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[15]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1567,7 +1715,7 @@ func (x *CompleteSessionResponse) String() string {
 func (*CompleteSessionResponse) ProtoMessage() {}
 
 func (x *CompleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[15]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1580,7 +1728,7 @@ func (x *CompleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*CompleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{15}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CompleteSessionResponse) GetSession() *Session {
@@ -1622,7 +1770,7 @@ type GetToolSchemaRequest struct {
 
 func (x *GetToolSchemaRequest) Reset() {
 	*x = GetToolSchemaRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[16]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1634,7 +1782,7 @@ func (x *GetToolSchemaRequest) String() string {
 func (*GetToolSchemaRequest) ProtoMessage() {}
 
 func (x *GetToolSchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[16]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1647,7 +1795,7 @@ func (x *GetToolSchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolSchemaRequest.ProtoReflect.Descriptor instead.
 func (*GetToolSchemaRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{16}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetToolSchemaRequest) GetTool() string {
@@ -1679,7 +1827,7 @@ type GetToolSchemaResponse struct {
 
 func (x *GetToolSchemaResponse) Reset() {
 	*x = GetToolSchemaResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[17]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1691,7 +1839,7 @@ func (x *GetToolSchemaResponse) String() string {
 func (*GetToolSchemaResponse) ProtoMessage() {}
 
 func (x *GetToolSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[17]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1704,7 +1852,7 @@ func (x *GetToolSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolSchemaResponse.ProtoReflect.Descriptor instead.
 func (*GetToolSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{17}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetToolSchemaResponse) GetName() string {
@@ -1758,7 +1906,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[18]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1770,7 +1918,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[18]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1783,7 +1931,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{18}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListSessionsRequest) GetStatus() SessionStatus {
@@ -1838,7 +1986,7 @@ type SessionSummary struct {
 
 func (x *SessionSummary) Reset() {
 	*x = SessionSummary{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[19]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1850,7 +1998,7 @@ func (x *SessionSummary) String() string {
 func (*SessionSummary) ProtoMessage() {}
 
 func (x *SessionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[19]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1863,7 +2011,7 @@ func (x *SessionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSummary.ProtoReflect.Descriptor instead.
 func (*SessionSummary) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{19}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SessionSummary) GetSession() *Session {
@@ -1890,7 +2038,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[20]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1902,7 +2050,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[20]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1915,7 +2063,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{20}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -1946,7 +2094,7 @@ type ResetStaleSessionsRequest struct {
 
 func (x *ResetStaleSessionsRequest) Reset() {
 	*x = ResetStaleSessionsRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[21]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1958,7 +2106,7 @@ func (x *ResetStaleSessionsRequest) String() string {
 func (*ResetStaleSessionsRequest) ProtoMessage() {}
 
 func (x *ResetStaleSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[21]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1971,7 +2119,7 @@ func (x *ResetStaleSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetStaleSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ResetStaleSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{21}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ResetStaleSessionsRequest) GetIdleLongerThan() *durationpb.Duration {
@@ -2012,7 +2160,7 @@ type ResetStaleSessionsResponse struct {
 
 func (x *ResetStaleSessionsResponse) Reset() {
 	*x = ResetStaleSessionsResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[22]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2024,7 +2172,7 @@ func (x *ResetStaleSessionsResponse) String() string {
 func (*ResetStaleSessionsResponse) ProtoMessage() {}
 
 func (x *ResetStaleSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[22]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2037,7 +2185,7 @@ func (x *ResetStaleSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetStaleSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ResetStaleSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{22}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ResetStaleSessionsResponse) GetSessionIds() []string {
@@ -2065,7 +2213,7 @@ type PurgeSessionsRequest struct {
 
 func (x *PurgeSessionsRequest) Reset() {
 	*x = PurgeSessionsRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[23]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2077,7 +2225,7 @@ func (x *PurgeSessionsRequest) String() string {
 func (*PurgeSessionsRequest) ProtoMessage() {}
 
 func (x *PurgeSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[23]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2090,7 +2238,7 @@ func (x *PurgeSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeSessionsRequest.ProtoReflect.Descriptor instead.
 func (*PurgeSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{23}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PurgeSessionsRequest) GetEndedLongerThan() *durationpb.Duration {
@@ -2124,7 +2272,7 @@ type PurgeSessionsResponse struct {
 
 func (x *PurgeSessionsResponse) Reset() {
 	*x = PurgeSessionsResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[24]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2136,7 +2284,7 @@ func (x *PurgeSessionsResponse) String() string {
 func (*PurgeSessionsResponse) ProtoMessage() {}
 
 func (x *PurgeSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[24]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2149,7 +2297,7 @@ func (x *PurgeSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeSessionsResponse.ProtoReflect.Descriptor instead.
 func (*PurgeSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{24}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PurgeSessionsResponse) GetSessionIds() []string {
@@ -2171,14 +2319,16 @@ type GetSessionHistoryRequest struct {
 	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
 	SessionId      string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Admin calls may name the tenant; empty for the default tenant.
-	Tenant        string `protobuf:"bytes,3,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	Tenant string `protobuf:"bytes,3,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// With conversation_id: the conversation's open session of this tool.
+	Tool          string `protobuf:"bytes,4,opt,name=tool,proto3" json:"tool,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSessionHistoryRequest) Reset() {
 	*x = GetSessionHistoryRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[25]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2190,7 +2340,7 @@ func (x *GetSessionHistoryRequest) String() string {
 func (*GetSessionHistoryRequest) ProtoMessage() {}
 
 func (x *GetSessionHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[25]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2203,7 +2353,7 @@ func (x *GetSessionHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{25}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetSessionHistoryRequest) GetConversationId() string {
@@ -2227,6 +2377,13 @@ func (x *GetSessionHistoryRequest) GetTenant() string {
 	return ""
 }
 
+func (x *GetSessionHistoryRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
 type HistoryTurn struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	TurnId  string                 `protobuf:"bytes,1,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
@@ -2241,7 +2398,7 @@ type HistoryTurn struct {
 
 func (x *HistoryTurn) Reset() {
 	*x = HistoryTurn{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[26]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2253,7 +2410,7 @@ func (x *HistoryTurn) String() string {
 func (*HistoryTurn) ProtoMessage() {}
 
 func (x *HistoryTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[26]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2266,7 +2423,7 @@ func (x *HistoryTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryTurn.ProtoReflect.Descriptor instead.
 func (*HistoryTurn) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{26}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *HistoryTurn) GetTurnId() string {
@@ -2320,7 +2477,7 @@ type HistoryChange struct {
 
 func (x *HistoryChange) Reset() {
 	*x = HistoryChange{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[27]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2332,7 +2489,7 @@ func (x *HistoryChange) String() string {
 func (*HistoryChange) ProtoMessage() {}
 
 func (x *HistoryChange) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[27]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2345,7 +2502,7 @@ func (x *HistoryChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryChange.ProtoReflect.Descriptor instead.
 func (*HistoryChange) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{27}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *HistoryChange) GetSlot() string {
@@ -2408,7 +2565,7 @@ type GetSessionHistoryResponse struct {
 
 func (x *GetSessionHistoryResponse) Reset() {
 	*x = GetSessionHistoryResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[28]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2420,7 +2577,7 @@ func (x *GetSessionHistoryResponse) String() string {
 func (*GetSessionHistoryResponse) ProtoMessage() {}
 
 func (x *GetSessionHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[28]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2433,7 +2590,7 @@ func (x *GetSessionHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{28}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetSessionHistoryResponse) GetSession() *Session {
@@ -2465,7 +2622,7 @@ type ListContractsRequest struct {
 
 func (x *ListContractsRequest) Reset() {
 	*x = ListContractsRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[29]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2477,7 +2634,7 @@ func (x *ListContractsRequest) String() string {
 func (*ListContractsRequest) ProtoMessage() {}
 
 func (x *ListContractsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[29]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2490,7 +2647,7 @@ func (x *ListContractsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContractsRequest.ProtoReflect.Descriptor instead.
 func (*ListContractsRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{29}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{30}
 }
 
 type ListContractsResponse struct {
@@ -2502,7 +2659,7 @@ type ListContractsResponse struct {
 
 func (x *ListContractsResponse) Reset() {
 	*x = ListContractsResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[30]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2514,7 +2671,7 @@ func (x *ListContractsResponse) String() string {
 func (*ListContractsResponse) ProtoMessage() {}
 
 func (x *ListContractsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[30]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2527,7 +2684,7 @@ func (x *ListContractsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContractsResponse.ProtoReflect.Descriptor instead.
 func (*ListContractsResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{30}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListContractsResponse) GetContracts() []*ContractInfo {
@@ -2550,7 +2707,7 @@ type ContractInfo struct {
 
 func (x *ContractInfo) Reset() {
 	*x = ContractInfo{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[31]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2562,7 +2719,7 @@ func (x *ContractInfo) String() string {
 func (*ContractInfo) ProtoMessage() {}
 
 func (x *ContractInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[31]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2575,7 +2732,7 @@ func (x *ContractInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContractInfo.ProtoReflect.Descriptor instead.
 func (*ContractInfo) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{31}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ContractInfo) GetName() string {
@@ -2621,7 +2778,7 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\ttime_zone\x18\a \x01(\tR\btimeZone\x12,\n" +
 	"\x03now\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x03now\"&\n" +
 	"\fConfirmation\x12\x16\n" +
-	"\x06accept\x18\x01 \x01(\bR\x06accept\"\xbd\x03\n" +
+	"\x06accept\x18\x01 \x01(\bR\x06accept\"\xcd\x04\n" +
 	"\fTurnResponse\x12+\n" +
 	"\asession\x18\x01 \x01(\v2\x11.slotd.v1.SessionR\asession\x12(\n" +
 	"\x06action\x18\x02 \x01(\x0e2\x10.slotd.v1.ActionR\x06action\x12.\n" +
@@ -2633,7 +2790,19 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\aturn_id\x18\b \x01(\tR\x06turnId\x12<\n" +
 	"\x10previous_session\x18\t \x01(\v2\x11.slotd.v1.SessionR\x0fpreviousSession\x12\x16\n" +
 	"\x06notice\x18\n" +
-	" \x01(\tR\x06notice\"\xf9\x04\n" +
+	" \x01(\tR\x06notice\x12:\n" +
+	"\ropen_sessions\x18\v \x03(\v2\x15.slotd.v1.OpenSessionR\fopenSessions\x12\x18\n" +
+	"\aresumed\x18\f \x01(\bR\aresumed\x128\n" +
+	"\x0eended_sessions\x18\r \x03(\v2\x11.slotd.v1.SessionR\rendedSessions\"\xc8\x01\n" +
+	"\vOpenSession\x12\x12\n" +
+	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x18\n" +
+	"\amissing\x18\x03 \x03(\tR\amissing\x121\n" +
+	"\vlast_action\x18\x04 \x01(\x0e2\x10.slotd.v1.ActionR\n" +
+	"lastAction\x129\n" +
+	"\n" +
+	"updated_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xf9\x04\n" +
 	"\aSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x0fconversation_id\x18\x02 \x01(\tR\x0econversationId\x12\x12\n" +
@@ -2688,25 +2857,28 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\x05input\x18\x02 \x01(\tR\x05input\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\x12%\n" +
 	"\x0eallowed_values\x18\x04 \x03(\tR\rallowedValues\x12\x16\n" +
-	"\x06format\x18\x05 \x01(\tR\x06format\"[\n" +
+	"\x06format\x18\x05 \x01(\tR\x06format\"o\n" +
 	"\x11GetSessionRequest\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x02 \x01(\tR\tsessionId\"A\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x12\n" +
+	"\x04tool\x18\x03 \x01(\tR\x04tool\"A\n" +
 	"\x12GetSessionResponse\x12+\n" +
-	"\asession\x18\x01 \x01(\v2\x11.slotd.v1.SessionR\asession\"]\n" +
+	"\asession\x18\x01 \x01(\v2\x11.slotd.v1.SessionR\asession\"q\n" +
 	"\x13ResetSessionRequest\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x02 \x01(\tR\tsessionId\"o\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x12\n" +
+	"\x04tool\x18\x03 \x01(\tR\x04tool\"\x9e\x01\n" +
 	"\x14ResetSessionResponse\x12+\n" +
 	"\asession\x18\x01 \x01(\v2\x11.slotd.v1.SessionR\asession\x12*\n" +
-	"\achanges\x18\x02 \x03(\v2\x10.slotd.v1.ChangeR\achanges\"\x8c\x01\n" +
+	"\achanges\x18\x02 \x03(\v2\x10.slotd.v1.ChangeR\achanges\x12-\n" +
+	"\bsessions\x18\x03 \x03(\v2\x11.slotd.v1.SessionR\bsessions\"\x8c\x01\n" +
 	"\x0eBackendFailure\x12)\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x15.slotd.v1.FailureKindR\x04kind\x12\x1f\n" +
 	"\vhttp_status\x18\x02 \x01(\x05R\n" +
 	"httpStatus\x12.\n" +
-	"\x13retry_after_seconds\x18\x03 \x01(\x05R\x11retryAfterSeconds\"\xaa\x02\n" +
+	"\x13retry_after_seconds\x18\x03 \x01(\x05R\x11retryAfterSeconds\"\xbe\x02\n" +
 	"\x16CompleteSessionRequest\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x1d\n" +
 	"\n" +
@@ -2714,7 +2886,8 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\x06result\x18\x03 \x01(\v2\x16.google.protobuf.ValueH\x00R\x06result\x124\n" +
 	"\afailure\x18\x04 \x01(\v2\x18.slotd.v1.BackendFailureH\x00R\afailure\x12'\n" +
 	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x12,\n" +
-	"\x03now\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x03nowB\t\n" +
+	"\x03now\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\x12\x12\n" +
+	"\x04tool\x18\a \x01(\tR\x04toolB\t\n" +
 	"\aoutcome\"\xce\x01\n" +
 	"\x17CompleteSessionResponse\x12+\n" +
 	"\asession\x18\x01 \x01(\v2\x11.slotd.v1.SessionR\asession\x12/\n" +
@@ -2762,12 +2935,13 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\x15PurgeSessionsResponse\x12\x1f\n" +
 	"\vsession_ids\x18\x01 \x03(\tR\n" +
 	"sessionIds\x12\x17\n" +
-	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"z\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"\x8e\x01\n" +
 	"\x18GetSessionHistoryRequest\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x16\n" +
-	"\x06tenant\x18\x03 \x01(\tR\x06tenant\"\xc9\x01\n" +
+	"\x06tenant\x18\x03 \x01(\tR\x06tenant\x12\x12\n" +
+	"\x04tool\x18\x04 \x01(\tR\x04tool\"\xc9\x01\n" +
 	"\vHistoryTurn\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x03R\aversion\x12(\n" +
@@ -2861,7 +3035,7 @@ func file_slotd_v1_slotd_proto_rawDescGZIP() []byte {
 }
 
 var file_slotd_v1_slotd_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_slotd_v1_slotd_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_slotd_v1_slotd_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_slotd_v1_slotd_proto_goTypes = []any{
 	(Action)(0),                        // 0: slotd.v1.Action
 	(Decision)(0),                      // 1: slotd.v1.Decision
@@ -2870,121 +3044,127 @@ var file_slotd_v1_slotd_proto_goTypes = []any{
 	(*TurnRequest)(nil),                // 4: slotd.v1.TurnRequest
 	(*Confirmation)(nil),               // 5: slotd.v1.Confirmation
 	(*TurnResponse)(nil),               // 6: slotd.v1.TurnResponse
-	(*Session)(nil),                    // 7: slotd.v1.Session
-	(*PendingChange)(nil),              // 8: slotd.v1.PendingChange
-	(*Question)(nil),                   // 9: slotd.v1.Question
-	(*Change)(nil),                     // 10: slotd.v1.Change
-	(*Problem)(nil),                    // 11: slotd.v1.Problem
-	(*FieldError)(nil),                 // 12: slotd.v1.FieldError
-	(*GetSessionRequest)(nil),          // 13: slotd.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),         // 14: slotd.v1.GetSessionResponse
-	(*ResetSessionRequest)(nil),        // 15: slotd.v1.ResetSessionRequest
-	(*ResetSessionResponse)(nil),       // 16: slotd.v1.ResetSessionResponse
-	(*BackendFailure)(nil),             // 17: slotd.v1.BackendFailure
-	(*CompleteSessionRequest)(nil),     // 18: slotd.v1.CompleteSessionRequest
-	(*CompleteSessionResponse)(nil),    // 19: slotd.v1.CompleteSessionResponse
-	(*GetToolSchemaRequest)(nil),       // 20: slotd.v1.GetToolSchemaRequest
-	(*GetToolSchemaResponse)(nil),      // 21: slotd.v1.GetToolSchemaResponse
-	(*ListSessionsRequest)(nil),        // 22: slotd.v1.ListSessionsRequest
-	(*SessionSummary)(nil),             // 23: slotd.v1.SessionSummary
-	(*ListSessionsResponse)(nil),       // 24: slotd.v1.ListSessionsResponse
-	(*ResetStaleSessionsRequest)(nil),  // 25: slotd.v1.ResetStaleSessionsRequest
-	(*ResetStaleSessionsResponse)(nil), // 26: slotd.v1.ResetStaleSessionsResponse
-	(*PurgeSessionsRequest)(nil),       // 27: slotd.v1.PurgeSessionsRequest
-	(*PurgeSessionsResponse)(nil),      // 28: slotd.v1.PurgeSessionsResponse
-	(*GetSessionHistoryRequest)(nil),   // 29: slotd.v1.GetSessionHistoryRequest
-	(*HistoryTurn)(nil),                // 30: slotd.v1.HistoryTurn
-	(*HistoryChange)(nil),              // 31: slotd.v1.HistoryChange
-	(*GetSessionHistoryResponse)(nil),  // 32: slotd.v1.GetSessionHistoryResponse
-	(*ListContractsRequest)(nil),       // 33: slotd.v1.ListContractsRequest
-	(*ListContractsResponse)(nil),      // 34: slotd.v1.ListContractsResponse
-	(*ContractInfo)(nil),               // 35: slotd.v1.ContractInfo
-	nil,                                // 36: slotd.v1.Session.AttemptsEntry
-	(*structpb.Struct)(nil),            // 37: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),      // 38: google.protobuf.Timestamp
-	(*structpb.Value)(nil),             // 39: google.protobuf.Value
-	(*durationpb.Duration)(nil),        // 40: google.protobuf.Duration
+	(*OpenSession)(nil),                // 7: slotd.v1.OpenSession
+	(*Session)(nil),                    // 8: slotd.v1.Session
+	(*PendingChange)(nil),              // 9: slotd.v1.PendingChange
+	(*Question)(nil),                   // 10: slotd.v1.Question
+	(*Change)(nil),                     // 11: slotd.v1.Change
+	(*Problem)(nil),                    // 12: slotd.v1.Problem
+	(*FieldError)(nil),                 // 13: slotd.v1.FieldError
+	(*GetSessionRequest)(nil),          // 14: slotd.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),         // 15: slotd.v1.GetSessionResponse
+	(*ResetSessionRequest)(nil),        // 16: slotd.v1.ResetSessionRequest
+	(*ResetSessionResponse)(nil),       // 17: slotd.v1.ResetSessionResponse
+	(*BackendFailure)(nil),             // 18: slotd.v1.BackendFailure
+	(*CompleteSessionRequest)(nil),     // 19: slotd.v1.CompleteSessionRequest
+	(*CompleteSessionResponse)(nil),    // 20: slotd.v1.CompleteSessionResponse
+	(*GetToolSchemaRequest)(nil),       // 21: slotd.v1.GetToolSchemaRequest
+	(*GetToolSchemaResponse)(nil),      // 22: slotd.v1.GetToolSchemaResponse
+	(*ListSessionsRequest)(nil),        // 23: slotd.v1.ListSessionsRequest
+	(*SessionSummary)(nil),             // 24: slotd.v1.SessionSummary
+	(*ListSessionsResponse)(nil),       // 25: slotd.v1.ListSessionsResponse
+	(*ResetStaleSessionsRequest)(nil),  // 26: slotd.v1.ResetStaleSessionsRequest
+	(*ResetStaleSessionsResponse)(nil), // 27: slotd.v1.ResetStaleSessionsResponse
+	(*PurgeSessionsRequest)(nil),       // 28: slotd.v1.PurgeSessionsRequest
+	(*PurgeSessionsResponse)(nil),      // 29: slotd.v1.PurgeSessionsResponse
+	(*GetSessionHistoryRequest)(nil),   // 30: slotd.v1.GetSessionHistoryRequest
+	(*HistoryTurn)(nil),                // 31: slotd.v1.HistoryTurn
+	(*HistoryChange)(nil),              // 32: slotd.v1.HistoryChange
+	(*GetSessionHistoryResponse)(nil),  // 33: slotd.v1.GetSessionHistoryResponse
+	(*ListContractsRequest)(nil),       // 34: slotd.v1.ListContractsRequest
+	(*ListContractsResponse)(nil),      // 35: slotd.v1.ListContractsResponse
+	(*ContractInfo)(nil),               // 36: slotd.v1.ContractInfo
+	nil,                                // 37: slotd.v1.Session.AttemptsEntry
+	(*structpb.Struct)(nil),            // 38: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),      // 39: google.protobuf.Timestamp
+	(*structpb.Value)(nil),             // 40: google.protobuf.Value
+	(*durationpb.Duration)(nil),        // 41: google.protobuf.Duration
 }
 var file_slotd_v1_slotd_proto_depIdxs = []int32{
-	37, // 0: slotd.v1.TurnRequest.arguments:type_name -> google.protobuf.Struct
+	38, // 0: slotd.v1.TurnRequest.arguments:type_name -> google.protobuf.Struct
 	5,  // 1: slotd.v1.TurnRequest.confirmation:type_name -> slotd.v1.Confirmation
-	38, // 2: slotd.v1.TurnRequest.now:type_name -> google.protobuf.Timestamp
-	7,  // 3: slotd.v1.TurnResponse.session:type_name -> slotd.v1.Session
+	39, // 2: slotd.v1.TurnRequest.now:type_name -> google.protobuf.Timestamp
+	8,  // 3: slotd.v1.TurnResponse.session:type_name -> slotd.v1.Session
 	0,  // 4: slotd.v1.TurnResponse.action:type_name -> slotd.v1.Action
-	9,  // 5: slotd.v1.TurnResponse.question:type_name -> slotd.v1.Question
-	10, // 6: slotd.v1.TurnResponse.changes:type_name -> slotd.v1.Change
-	37, // 7: slotd.v1.TurnResponse.arguments:type_name -> google.protobuf.Struct
-	11, // 8: slotd.v1.TurnResponse.problem:type_name -> slotd.v1.Problem
-	7,  // 9: slotd.v1.TurnResponse.previous_session:type_name -> slotd.v1.Session
-	2,  // 10: slotd.v1.Session.status:type_name -> slotd.v1.SessionStatus
-	37, // 11: slotd.v1.Session.slots:type_name -> google.protobuf.Struct
-	8,  // 12: slotd.v1.Session.pending:type_name -> slotd.v1.PendingChange
-	38, // 13: slotd.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	38, // 14: slotd.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
-	38, // 15: slotd.v1.Session.ended_at:type_name -> google.protobuf.Timestamp
-	36, // 16: slotd.v1.Session.attempts:type_name -> slotd.v1.Session.AttemptsEntry
-	39, // 17: slotd.v1.PendingChange.old:type_name -> google.protobuf.Value
-	39, // 18: slotd.v1.PendingChange.new:type_name -> google.protobuf.Value
-	39, // 19: slotd.v1.Question.old:type_name -> google.protobuf.Value
-	39, // 20: slotd.v1.Question.new:type_name -> google.protobuf.Value
-	39, // 21: slotd.v1.Change.old:type_name -> google.protobuf.Value
-	39, // 22: slotd.v1.Change.new:type_name -> google.protobuf.Value
-	1,  // 23: slotd.v1.Change.decision:type_name -> slotd.v1.Decision
-	12, // 24: slotd.v1.Problem.errors:type_name -> slotd.v1.FieldError
-	7,  // 25: slotd.v1.GetSessionResponse.session:type_name -> slotd.v1.Session
-	7,  // 26: slotd.v1.ResetSessionResponse.session:type_name -> slotd.v1.Session
-	10, // 27: slotd.v1.ResetSessionResponse.changes:type_name -> slotd.v1.Change
-	3,  // 28: slotd.v1.BackendFailure.kind:type_name -> slotd.v1.FailureKind
-	39, // 29: slotd.v1.CompleteSessionRequest.result:type_name -> google.protobuf.Value
-	17, // 30: slotd.v1.CompleteSessionRequest.failure:type_name -> slotd.v1.BackendFailure
-	38, // 31: slotd.v1.CompleteSessionRequest.now:type_name -> google.protobuf.Timestamp
-	7,  // 32: slotd.v1.CompleteSessionResponse.session:type_name -> slotd.v1.Session
-	37, // 33: slotd.v1.CompleteSessionResponse.output:type_name -> google.protobuf.Struct
-	0,  // 34: slotd.v1.CompleteSessionResponse.action:type_name -> slotd.v1.Action
-	11, // 35: slotd.v1.CompleteSessionResponse.problem:type_name -> slotd.v1.Problem
-	37, // 36: slotd.v1.GetToolSchemaResponse.parameters:type_name -> google.protobuf.Struct
-	2,  // 37: slotd.v1.ListSessionsRequest.status:type_name -> slotd.v1.SessionStatus
-	40, // 38: slotd.v1.ListSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
-	7,  // 39: slotd.v1.SessionSummary.session:type_name -> slotd.v1.Session
-	23, // 40: slotd.v1.ListSessionsResponse.sessions:type_name -> slotd.v1.SessionSummary
-	40, // 41: slotd.v1.ResetStaleSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
-	40, // 42: slotd.v1.PurgeSessionsRequest.ended_longer_than:type_name -> google.protobuf.Duration
-	0,  // 43: slotd.v1.HistoryTurn.action:type_name -> slotd.v1.Action
-	38, // 44: slotd.v1.HistoryTurn.at:type_name -> google.protobuf.Timestamp
-	37, // 45: slotd.v1.HistoryTurn.request:type_name -> google.protobuf.Struct
-	39, // 46: slotd.v1.HistoryChange.old:type_name -> google.protobuf.Value
-	39, // 47: slotd.v1.HistoryChange.new:type_name -> google.protobuf.Value
-	1,  // 48: slotd.v1.HistoryChange.decision:type_name -> slotd.v1.Decision
-	38, // 49: slotd.v1.HistoryChange.at:type_name -> google.protobuf.Timestamp
-	7,  // 50: slotd.v1.GetSessionHistoryResponse.session:type_name -> slotd.v1.Session
-	30, // 51: slotd.v1.GetSessionHistoryResponse.turns:type_name -> slotd.v1.HistoryTurn
-	31, // 52: slotd.v1.GetSessionHistoryResponse.changes:type_name -> slotd.v1.HistoryChange
-	35, // 53: slotd.v1.ListContractsResponse.contracts:type_name -> slotd.v1.ContractInfo
-	4,  // 54: slotd.v1.SlotService.Turn:input_type -> slotd.v1.TurnRequest
-	13, // 55: slotd.v1.SlotService.GetSession:input_type -> slotd.v1.GetSessionRequest
-	15, // 56: slotd.v1.SlotService.ResetSession:input_type -> slotd.v1.ResetSessionRequest
-	18, // 57: slotd.v1.SlotService.CompleteSession:input_type -> slotd.v1.CompleteSessionRequest
-	33, // 58: slotd.v1.SlotService.ListContracts:input_type -> slotd.v1.ListContractsRequest
-	20, // 59: slotd.v1.SlotService.GetToolSchema:input_type -> slotd.v1.GetToolSchemaRequest
-	22, // 60: slotd.v1.AdminService.ListSessions:input_type -> slotd.v1.ListSessionsRequest
-	25, // 61: slotd.v1.AdminService.ResetStaleSessions:input_type -> slotd.v1.ResetStaleSessionsRequest
-	29, // 62: slotd.v1.AdminService.GetSessionHistory:input_type -> slotd.v1.GetSessionHistoryRequest
-	27, // 63: slotd.v1.AdminService.PurgeSessions:input_type -> slotd.v1.PurgeSessionsRequest
-	6,  // 64: slotd.v1.SlotService.Turn:output_type -> slotd.v1.TurnResponse
-	14, // 65: slotd.v1.SlotService.GetSession:output_type -> slotd.v1.GetSessionResponse
-	16, // 66: slotd.v1.SlotService.ResetSession:output_type -> slotd.v1.ResetSessionResponse
-	19, // 67: slotd.v1.SlotService.CompleteSession:output_type -> slotd.v1.CompleteSessionResponse
-	34, // 68: slotd.v1.SlotService.ListContracts:output_type -> slotd.v1.ListContractsResponse
-	21, // 69: slotd.v1.SlotService.GetToolSchema:output_type -> slotd.v1.GetToolSchemaResponse
-	24, // 70: slotd.v1.AdminService.ListSessions:output_type -> slotd.v1.ListSessionsResponse
-	26, // 71: slotd.v1.AdminService.ResetStaleSessions:output_type -> slotd.v1.ResetStaleSessionsResponse
-	32, // 72: slotd.v1.AdminService.GetSessionHistory:output_type -> slotd.v1.GetSessionHistoryResponse
-	28, // 73: slotd.v1.AdminService.PurgeSessions:output_type -> slotd.v1.PurgeSessionsResponse
-	64, // [64:74] is the sub-list for method output_type
-	54, // [54:64] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	10, // 5: slotd.v1.TurnResponse.question:type_name -> slotd.v1.Question
+	11, // 6: slotd.v1.TurnResponse.changes:type_name -> slotd.v1.Change
+	38, // 7: slotd.v1.TurnResponse.arguments:type_name -> google.protobuf.Struct
+	12, // 8: slotd.v1.TurnResponse.problem:type_name -> slotd.v1.Problem
+	8,  // 9: slotd.v1.TurnResponse.previous_session:type_name -> slotd.v1.Session
+	7,  // 10: slotd.v1.TurnResponse.open_sessions:type_name -> slotd.v1.OpenSession
+	8,  // 11: slotd.v1.TurnResponse.ended_sessions:type_name -> slotd.v1.Session
+	0,  // 12: slotd.v1.OpenSession.last_action:type_name -> slotd.v1.Action
+	39, // 13: slotd.v1.OpenSession.updated_at:type_name -> google.protobuf.Timestamp
+	2,  // 14: slotd.v1.Session.status:type_name -> slotd.v1.SessionStatus
+	38, // 15: slotd.v1.Session.slots:type_name -> google.protobuf.Struct
+	9,  // 16: slotd.v1.Session.pending:type_name -> slotd.v1.PendingChange
+	39, // 17: slotd.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	39, // 18: slotd.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
+	39, // 19: slotd.v1.Session.ended_at:type_name -> google.protobuf.Timestamp
+	37, // 20: slotd.v1.Session.attempts:type_name -> slotd.v1.Session.AttemptsEntry
+	40, // 21: slotd.v1.PendingChange.old:type_name -> google.protobuf.Value
+	40, // 22: slotd.v1.PendingChange.new:type_name -> google.protobuf.Value
+	40, // 23: slotd.v1.Question.old:type_name -> google.protobuf.Value
+	40, // 24: slotd.v1.Question.new:type_name -> google.protobuf.Value
+	40, // 25: slotd.v1.Change.old:type_name -> google.protobuf.Value
+	40, // 26: slotd.v1.Change.new:type_name -> google.protobuf.Value
+	1,  // 27: slotd.v1.Change.decision:type_name -> slotd.v1.Decision
+	13, // 28: slotd.v1.Problem.errors:type_name -> slotd.v1.FieldError
+	8,  // 29: slotd.v1.GetSessionResponse.session:type_name -> slotd.v1.Session
+	8,  // 30: slotd.v1.ResetSessionResponse.session:type_name -> slotd.v1.Session
+	11, // 31: slotd.v1.ResetSessionResponse.changes:type_name -> slotd.v1.Change
+	8,  // 32: slotd.v1.ResetSessionResponse.sessions:type_name -> slotd.v1.Session
+	3,  // 33: slotd.v1.BackendFailure.kind:type_name -> slotd.v1.FailureKind
+	40, // 34: slotd.v1.CompleteSessionRequest.result:type_name -> google.protobuf.Value
+	18, // 35: slotd.v1.CompleteSessionRequest.failure:type_name -> slotd.v1.BackendFailure
+	39, // 36: slotd.v1.CompleteSessionRequest.now:type_name -> google.protobuf.Timestamp
+	8,  // 37: slotd.v1.CompleteSessionResponse.session:type_name -> slotd.v1.Session
+	38, // 38: slotd.v1.CompleteSessionResponse.output:type_name -> google.protobuf.Struct
+	0,  // 39: slotd.v1.CompleteSessionResponse.action:type_name -> slotd.v1.Action
+	12, // 40: slotd.v1.CompleteSessionResponse.problem:type_name -> slotd.v1.Problem
+	38, // 41: slotd.v1.GetToolSchemaResponse.parameters:type_name -> google.protobuf.Struct
+	2,  // 42: slotd.v1.ListSessionsRequest.status:type_name -> slotd.v1.SessionStatus
+	41, // 43: slotd.v1.ListSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
+	8,  // 44: slotd.v1.SessionSummary.session:type_name -> slotd.v1.Session
+	24, // 45: slotd.v1.ListSessionsResponse.sessions:type_name -> slotd.v1.SessionSummary
+	41, // 46: slotd.v1.ResetStaleSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
+	41, // 47: slotd.v1.PurgeSessionsRequest.ended_longer_than:type_name -> google.protobuf.Duration
+	0,  // 48: slotd.v1.HistoryTurn.action:type_name -> slotd.v1.Action
+	39, // 49: slotd.v1.HistoryTurn.at:type_name -> google.protobuf.Timestamp
+	38, // 50: slotd.v1.HistoryTurn.request:type_name -> google.protobuf.Struct
+	40, // 51: slotd.v1.HistoryChange.old:type_name -> google.protobuf.Value
+	40, // 52: slotd.v1.HistoryChange.new:type_name -> google.protobuf.Value
+	1,  // 53: slotd.v1.HistoryChange.decision:type_name -> slotd.v1.Decision
+	39, // 54: slotd.v1.HistoryChange.at:type_name -> google.protobuf.Timestamp
+	8,  // 55: slotd.v1.GetSessionHistoryResponse.session:type_name -> slotd.v1.Session
+	31, // 56: slotd.v1.GetSessionHistoryResponse.turns:type_name -> slotd.v1.HistoryTurn
+	32, // 57: slotd.v1.GetSessionHistoryResponse.changes:type_name -> slotd.v1.HistoryChange
+	36, // 58: slotd.v1.ListContractsResponse.contracts:type_name -> slotd.v1.ContractInfo
+	4,  // 59: slotd.v1.SlotService.Turn:input_type -> slotd.v1.TurnRequest
+	14, // 60: slotd.v1.SlotService.GetSession:input_type -> slotd.v1.GetSessionRequest
+	16, // 61: slotd.v1.SlotService.ResetSession:input_type -> slotd.v1.ResetSessionRequest
+	19, // 62: slotd.v1.SlotService.CompleteSession:input_type -> slotd.v1.CompleteSessionRequest
+	34, // 63: slotd.v1.SlotService.ListContracts:input_type -> slotd.v1.ListContractsRequest
+	21, // 64: slotd.v1.SlotService.GetToolSchema:input_type -> slotd.v1.GetToolSchemaRequest
+	23, // 65: slotd.v1.AdminService.ListSessions:input_type -> slotd.v1.ListSessionsRequest
+	26, // 66: slotd.v1.AdminService.ResetStaleSessions:input_type -> slotd.v1.ResetStaleSessionsRequest
+	30, // 67: slotd.v1.AdminService.GetSessionHistory:input_type -> slotd.v1.GetSessionHistoryRequest
+	28, // 68: slotd.v1.AdminService.PurgeSessions:input_type -> slotd.v1.PurgeSessionsRequest
+	6,  // 69: slotd.v1.SlotService.Turn:output_type -> slotd.v1.TurnResponse
+	15, // 70: slotd.v1.SlotService.GetSession:output_type -> slotd.v1.GetSessionResponse
+	17, // 71: slotd.v1.SlotService.ResetSession:output_type -> slotd.v1.ResetSessionResponse
+	20, // 72: slotd.v1.SlotService.CompleteSession:output_type -> slotd.v1.CompleteSessionResponse
+	35, // 73: slotd.v1.SlotService.ListContracts:output_type -> slotd.v1.ListContractsResponse
+	22, // 74: slotd.v1.SlotService.GetToolSchema:output_type -> slotd.v1.GetToolSchemaResponse
+	25, // 75: slotd.v1.AdminService.ListSessions:output_type -> slotd.v1.ListSessionsResponse
+	27, // 76: slotd.v1.AdminService.ResetStaleSessions:output_type -> slotd.v1.ResetStaleSessionsResponse
+	33, // 77: slotd.v1.AdminService.GetSessionHistory:output_type -> slotd.v1.GetSessionHistoryResponse
+	29, // 78: slotd.v1.AdminService.PurgeSessions:output_type -> slotd.v1.PurgeSessionsResponse
+	69, // [69:79] is the sub-list for method output_type
+	59, // [59:69] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_slotd_v1_slotd_proto_init() }
@@ -2992,7 +3172,7 @@ func file_slotd_v1_slotd_proto_init() {
 	if File_slotd_v1_slotd_proto != nil {
 		return
 	}
-	file_slotd_v1_slotd_proto_msgTypes[14].OneofWrappers = []any{
+	file_slotd_v1_slotd_proto_msgTypes[15].OneofWrappers = []any{
 		(*CompleteSessionRequest_Result)(nil),
 		(*CompleteSessionRequest_Failure)(nil),
 	}
@@ -3002,7 +3182,7 @@ func file_slotd_v1_slotd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_slotd_v1_slotd_proto_rawDesc), len(file_slotd_v1_slotd_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   33,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -38,13 +38,16 @@ const (
 // SlotService is called by an orchestrator once per user turn.
 type SlotServiceClient interface {
 	// Turn merges the arguments the model extracted this turn into the
-	// conversation's active session and answers with the next step. A turn_id
-	// seen before returns the stored response unchanged.
+	// conversation's open session of the tool (or opens one) and answers with
+	// the next step. A turn_id seen before returns the stored response
+	// unchanged.
 	Turn(ctx context.Context, in *TurnRequest, opts ...grpc.CallOption) (*TurnResponse, error)
-	// GetSession reads a session by conversation_id (its active session) or
-	// session_id.
+	// GetSession reads a session by session_id, or the conversation's open
+	// session of a tool, or its most recently used open session.
 	GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error)
-	// ResetSession ends a session explicitly; the next turn starts a fresh one.
+	// ResetSession ends sessions explicitly: one by session_id or tool, or
+	// every open session of the conversation; the next turn of each tool
+	// starts a fresh one.
 	ResetSession(ctx context.Context, in *ResetSessionRequest, opts ...grpc.CallOption) (*ResetSessionResponse, error)
 	// CompleteSession records the outcome of the backend call made after
 	// READY and returns the object to put back into the model's context.
@@ -131,13 +134,16 @@ func (c *slotServiceClient) GetToolSchema(ctx context.Context, in *GetToolSchema
 // SlotService is called by an orchestrator once per user turn.
 type SlotServiceServer interface {
 	// Turn merges the arguments the model extracted this turn into the
-	// conversation's active session and answers with the next step. A turn_id
-	// seen before returns the stored response unchanged.
+	// conversation's open session of the tool (or opens one) and answers with
+	// the next step. A turn_id seen before returns the stored response
+	// unchanged.
 	Turn(context.Context, *TurnRequest) (*TurnResponse, error)
-	// GetSession reads a session by conversation_id (its active session) or
-	// session_id.
+	// GetSession reads a session by session_id, or the conversation's open
+	// session of a tool, or its most recently used open session.
 	GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error)
-	// ResetSession ends a session explicitly; the next turn starts a fresh one.
+	// ResetSession ends sessions explicitly: one by session_id or tool, or
+	// every open session of the conversation; the next turn of each tool
+	// starts a fresh one.
 	ResetSession(context.Context, *ResetSessionRequest) (*ResetSessionResponse, error)
 	// CompleteSession records the outcome of the backend call made after
 	// READY and returns the object to put back into the model's context.
