@@ -63,6 +63,8 @@ type Metrics struct {
 	outputViolations *prometheus.CounterVec
 	backendFailures  *prometheus.CounterVec
 	refused          *prometheus.CounterVec
+
+	mcp *MCP
 }
 
 // BackendSlot is the slot label of a hand-off because the backend call
@@ -156,6 +158,7 @@ func New(tools []string) *Metrics {
 		m.reasks, m.repairs, m.rejected, m.resumes, m.ended, m.fallbacks,
 		m.handoffs, m.attemptsValid, m.outputViolations, m.backendFailures, m.refused,
 	)
+	m.mcp = newMCP(m)
 	for _, l := range []string{"grpc", "http"} {
 		for _, r := range []string{"unauthenticated", "permission_denied", "overloaded"} {
 			m.refused.WithLabelValues(l, r)

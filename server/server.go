@@ -41,6 +41,9 @@ type Config struct {
 	// HTTPListen is the address of the HTTP/JSON gateway (gateway.go); ""
 	// serves none. slotd serve defaults it to 127.0.0.1:8080.
 	HTTPListen string
+	// DisableMCP turns off the MCP endpoint (/mcp on HTTPListen; mcp.go),
+	// which is on by default.
+	DisableMCP bool
 	// Contracts is the folder of contract files.
 	Contracts string
 	// Store is "postgres" (default) or "memory" (a demo; nothing is kept).
@@ -199,6 +202,11 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	s.setServing(false)
 	if cfg.HTTPListen != "" {
 		if s.gw, err = newGateway(cfg, log, s.newGRPC(keys, false), keys, s.certs, s.obs.m); err != nil {
+			s.lis.Close()
+			s.close()
+			return nil, err
+		}
+		if err := s.mountMCP(keys); err != nil {
 			s.lis.Close()
 			s.close()
 			return nil, err

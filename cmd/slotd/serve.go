@@ -66,6 +66,7 @@ func serveFlags(cfg *server.Config) (*flag.FlagSet, func(args []string) error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&cfg.Listen, "listen", env("SLOTD_LISTEN", "127.0.0.1:50051"), "gRPC address (SLOTD_LISTEN)")
 	fs.StringVar(&cfg.HTTPListen, "http-listen", env("SLOTD_HTTP_LISTEN", "127.0.0.1:8080"), "HTTP/JSON gateway address; empty serves none (SLOTD_HTTP_LISTEN)")
+	mcpOn := fs.Bool("mcp", env("SLOTD_MCP", "true") != "false", "serve MCP (Streamable HTTP) at /mcp on the HTTP listener (SLOTD_MCP=false turns it off)")
 	fs.StringVar(&cfg.Contracts, "contracts", env("SLOTD_CONTRACTS", "./contracts"), "folder of contract files (SLOTD_CONTRACTS)")
 	fs.StringVar(&cfg.Store, "store", env("SLOTD_STORE", "postgres"), "postgres, or memory for a demo that keeps nothing (SLOTD_STORE)")
 	// Secrets come from the environment unless given: a flag default would
@@ -91,6 +92,7 @@ func serveFlags(cfg *server.Config) (*flag.FlagSet, func(args []string) error) {
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
+		cfg.DisableMCP = !*mcpOn
 		switch *clientClock {
 		case "window":
 		case "trust":

@@ -36,3 +36,26 @@ func TestServeUsageHoldsNoSecret(t *testing.T) {
 		t.Error("--client-clock sometimes was accepted")
 	}
 }
+
+func TestServeMCPFlag(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		args []string
+		off  bool
+	}{
+		{"", nil, false},
+		{"false", nil, true},
+		{"", []string{"--mcp=false"}, true},
+		{"false", []string{"--mcp=true"}, false},
+	} {
+		t.Setenv("SLOTD_MCP", tc.env)
+		var cfg server.Config
+		_, parse := serveFlags(&cfg)
+		if err := parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.DisableMCP != tc.off {
+			t.Errorf("SLOTD_MCP=%q %v: DisableMCP %v, want %v", tc.env, tc.args, cfg.DisableMCP, tc.off)
+		}
+	}
+}

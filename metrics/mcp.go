@@ -1,0 +1,89 @@
+package metrics
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// CompleteTool is the tool label of slotd_complete, the MCP tool that
+// records a backend call's outcome.
+const CompleteTool = "slotd_complete"
+
+// MCP is what the /mcp endpoint adds to the turn metrics it gets from the
+// in-process SlotService it calls: tool calls by outcome, the forms it
+// showed users and how they answered, and the MCP sessions it holds.
+type MCP struct {
+	m         *Metrics
+	calls     *prometheus.CounterVec
+	seconds   *prometheus.HistogramVec
+	elicits   *prometheus.CounterVec
+	refused   *prometheus.CounterVec
+	sessionFn atomic.Pointer[func() int]
+}
+
+func newMCP(m *Metrics) *MCP {
+	x := &MCP{m: m}
+	x.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_mcp_tool_calls_total",
+		Help: "MCP tools/call requests, by tool (the contract's name, slotd_complete, or other) and outcome: the action answered (ASK, RECONFIRM, CONFIRM, READY, REPAIR, RESUME, HANDOFF, CANCELLED), FORM for a stateless call answered with a form for the client to show, for slotd_complete COMPLETED, RETRY or HANDOFF, or ERROR for a system failure.",
+	}, []string{"tool", "outcome"})
+	x.seconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "slotd_mcp_tool_call_duration_seconds",
+		Help:    "Time to answer an MCP tools/call, forms the user filled in included, by tool.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+	}, []string{"tool"})
+	x.elicits = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_mcp_elicitations_total",
+		Help: "Forms slotd asked an MCP client to show its user, by tool, kind (slots, confirm) and result (accept, decline, cancel, error: the client failed or the user did not answer in time).",
+	}, []string{"tool", "kind", "result"})
+	x.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_mcp_refused_requests_total",
+		Help: "Requests to /mcp refused before the MCP server read them, by reason (admin_key, sessions_full, method).",
+	}, []string{"reason"})
+	sessions := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "slotd_mcp_sessions",
+		Help: "MCP sessions this process holds (protocol versions with sessions).",
+	}, func() float64 {
+		if fn := x.sessionFn.Load(); fn != nil {
+			return float64((*fn)())
+		}
+		return 0
+	})
+	m.reg.MustRegister(x.calls, x.seconds, x.elicits, x.refused, sessions)
+	for _, r := range []string{"admin_key", "sessions_full", "method"} {
+		x.refused.WithLabelValues(r)
+	}
+	return x
+}
+
+// MCP is the /mcp endpoint's collectors.
+func (m *Metrics) MCP() *MCP { return m.mcp }
+
+func (x *MCP) tool(name string) string {
+	if name == CompleteTool {
+		return name
+	}
+	return x.m.Tool(name)
+}
+
+// Call observes one tools/call: the contract's name (or CompleteTool), its
+// outcome and how long it took.
+func (x *MCP) Call(tool, outcome string, d time.Duration) {
+	t := x.tool(tool)
+	x.calls.WithLabelValues(t, outcome).Inc()
+	x.seconds.WithLabelValues(t).Observe(d.Seconds())
+}
+
+// Elicitation counts a form shown to a user: kind is slots or confirm,
+// result accept, decline, cancel or error.
+func (x *MCP) Elicitation(tool, kind, result string) {
+	x.elicits.WithLabelValues(x.tool(tool), kind, result).Inc()
+}
+
+// Refused counts a request refused before the MCP server read it.
+func (x *MCP) Refused(reason string) { x.refused.WithLabelValues(reason).Inc() }
+
+// CountSessions sets how the sessions gauge learns its value.
+func (x *MCP) CountSessions(fn func() int) { x.sessionFn.Store(&fn) }

@@ -1,0 +1,35 @@
+package server
+
+import (
+	"net/http"
+	"runtime/debug"
+
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/auth"
+	"github.com/slotd/slotd/internal/mcp"
+)
+
+// mountMCP serves the MCP endpoint (internal/mcp) at /mcp on the gateway's
+// listener, behind the same edge, calling slotd over the gateway's
+// in-process connection.
+func (s *Server) mountMCP(keys *auth.Keys) error {
+	if s.cfg.DisableMCP {
+		return nil
+	}
+	version := "dev"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	h, err := mcp.New(mcp.Config{
+		Slots: slotdv1.NewSlotServiceClient(s.gw.conn), Contracts: s.engine.Contracts(),
+		Keys: keys, Metrics: s.obs.m, Log: s.log, Version: version,
+	})
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(mcp.Path, edge(keys, s.obs.m, h))
+	mux.Handle("/", s.gw.http.Handler)
+	s.gw.http.Handler = mux
+	return nil
+}
