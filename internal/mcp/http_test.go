@@ -246,3 +246,27 @@ func hasLabel(m *dto.Metric, k, v string) bool {
 	}
 	return false
 }
+
+// Without keys (a loopback demo) anyone is the default tenant, and a
+// request naming another host is refused: a page that rebinds a name to
+// 127.0.0.1 reaches nothing.
+func TestWithoutKeys(t *testing.T) {
+	t.Parallel()
+	_, url := slotd(t, func(c *server.Config) { c.APIKeys, c.AdminKeys = "", "" })
+	cs := connect(t, url, "", "2025-11-25", nil)
+	if _, m := call(t, cs, "bank_open_dispute", seed); m["slot"] != "reason" {
+		t.Fatalf("a call without a key on a server without keys: %v", m)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`))
+	req.Host = "attacker.example"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("Host attacker.example on loopback: %d, want 403", resp.StatusCode)
+	}
+}

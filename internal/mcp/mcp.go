@@ -134,6 +134,11 @@ func New(cfg Config) (*Handler, error) {
 			Logger:              cfg.Log,
 			SessionTimeout:      SessionIdle,
 			MaxRequestBodyBytes: maxBody,
+			// The SDK refuses a loopback request whose Host is not loopback
+			// (DNS rebinding against a local server without keys). With
+			// keys, a request needs one anyway, and a proxy on the same host
+			// that keeps the Host header must get through.
+			DisableLocalhostProtection: cfg.Keys.Enabled(),
 		}
 	}
 	h.withSess = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return h.sessions }, opts(false))

@@ -67,7 +67,9 @@ type bearer struct {
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.key)
+	if b.key != "" {
+		r.Header.Set("Authorization", "Bearer "+b.key)
+	}
 	return b.base.RoundTrip(r)
 }
 
