@@ -85,6 +85,12 @@ func zero(v any) bool {
 		return t == nil
 	case *problem.Problem:
 		return t == nil
+	case int32:
+		return t == 0
+	case int64:
+		return t == 0
+	case bool:
+		return !t
 	}
 	return false
 }
