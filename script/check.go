@@ -111,7 +111,7 @@ func (e *expect) check(o *observed, seen map[int]*observed) []Mismatch {
 	return out
 }
 
-func checkList(out *[]Mismatch, field string, w *want[texts], got []string) {
+func checkList(out *[]Mismatch, field string, w *val[texts], got []string) {
 	if slices.Equal(w.v, got) {
 		return
 	}
@@ -229,15 +229,15 @@ func checkChanges(w *changesWant, actual []*slotdv1.Change) []Mismatch {
 	var out []Mismatch
 	used := make([]bool, len(actual))
 	for _, item := range w.items {
-		name := "changes[" + string(item.Slot) + "]"
+		name := "changes[" + string(item.Slot.v) + "]"
 		var candidates []int
 		for i, ch := range actual {
-			if !used[i] && ch.Slot == string(item.Slot) {
+			if !used[i] && ch.Slot == string(item.Slot.v) {
 				candidates = append(candidates, i)
 			}
 		}
 		if len(candidates) == 0 {
-			out = append(out, Mismatch{Field: name, Pos: item.pos, Want: "a change of " + string(item.Slot) + item.describe(), Got: "none; " + describeChanges(actual)})
+			out = append(out, Mismatch{Field: name, Pos: item.pos, Want: "a change of " + string(item.Slot.v) + item.describe(), Got: "none; " + describeChanges(actual)})
 			continue
 		}
 		best, bestDiff := candidates[0], item.diff(name, actual[candidates[0]])
@@ -286,7 +286,7 @@ func (c *changeWant) diff(name string, ch *slotdv1.Change) []Mismatch {
 	}
 	for _, side := range []struct {
 		field string
-		w     *want[any]
+		w     *val[any]
 		got   *structpb.Value
 	}{{"old", c.Old, ch.Old}, {"new", c.New, ch.New}} {
 		if side.w == nil {
@@ -353,10 +353,10 @@ func checkProblem(w *problemWant, p *slotdv1.Problem) []Mismatch {
 		}
 	}
 	for _, fw := range w.Errors {
-		name := "problem.errors[" + string(fw.Pointer) + "]"
-		fe := byPointer[string(fw.Pointer)]
+		name := "problem.errors[" + string(fw.Pointer.v) + "]"
+		fe := byPointer[string(fw.Pointer.v)]
 		if fe == nil {
-			miss(name, fw.pos, "an error at "+string(fw.Pointer), atPointers)
+			miss(name, fw.pos, "an error at "+string(fw.Pointer.v), atPointers)
 			continue
 		}
 		if fw.Input != nil && fe.Input != fw.Input.v {

@@ -1,11 +1,15 @@
 package script
 
 import (
-	"fmt"
+	"errors"
+	"maps"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"google.golang.org/grpc/codes"
 
@@ -13,85 +17,85 @@ import (
 )
 
 // The format of a script file: one struct per YAML mapping, whose yaml tags
-// are the field names, and the types of their fields, each of which reads
-// its own value (Parse walks the mappings). A key no tag names is refused,
-// with the nearest tag suggested; TestSchemaHasTheFormatsFields holds
-// docs/script.schema.json to the same tags. A required tag says what a
-// field is for when it is missing; the step tag of an expectation names the
-// kinds of step that can be checked for it ("error": also a step that
-// expects an error).
+// are the field names, decoded by fields; a field of one value is a val
+// (values.go). TestSchemaHasTheFormatsFields holds docs/script.schema.json
+// to the same tags. A required tag says what a field is for when it is
+// missing; the step tag of an expectation names the kinds of step that can
+// be checked for it ("error": also a step that expects an error).
 
 // scriptDoc is one YAML document of a file: a script.
 type scriptDoc struct {
-	Name        nonEmpty `yaml:"name"`
-	Description text     `yaml:"description"`
-	Skip        nonEmpty `yaml:"skip"`
-	Tool        nonEmpty `yaml:"tool" required:"the contract name every turn is sent with, e.g. bank.open_dispute"`
-	Locale      nonEmpty `yaml:"locale"`
-	TimeZone    timeZone `yaml:"time_zone"`
-	Clock       *clock   `yaml:"clock"`
-	Steps       steps    `yaml:"steps" required:"the list of steps"`
+	Name        val[nonEmpty] `yaml:"name"`
+	Description val[string]   `yaml:"description"`
+	Skip        val[nonEmpty] `yaml:"skip"`
+	Tool        val[nonEmpty] `yaml:"tool" required:"the contract name every turn is sent with, e.g. bank.open_dispute"`
+	Locale      val[nonEmpty] `yaml:"locale"`
+	TimeZone    val[timeZone] `yaml:"time_zone"`
+	Clock       *val[string]  `yaml:"clock"` // read in TimeZone, which may come after it
+	Steps       steps         `yaml:"steps" required:"the list of steps"`
+
+	start time.Time
 }
 
-// steps are a script's steps, in order.
-type steps []*step
-
-// stepDoc is a step written as a mapping (the other form is the word reset).
+// stepDoc is a step written as a mapping, or the word reset.
 type stepDoc struct {
-	Name     stepName       `yaml:"name"`
-	User     text           `yaml:"user"`
-	Args     *arguments     `yaml:"args"`
-	Confirm  *yesNo         `yaml:"confirm"`
-	Reset    *resetFlag     `yaml:"reset"`
-	Complete *completionDoc `yaml:"complete"`
-	Advance  duration       `yaml:"advance"`
-	TurnID   nonEmpty       `yaml:"turn_id"`
-	Expect   *expect        `yaml:"expect"`
+	Name     val[nonEmpty]        `yaml:"name"`
+	User     val[string]          `yaml:"user"`
+	Args     *val[map[string]any] `yaml:"args"`
+	Confirm  *val[yesNo]          `yaml:"confirm"`
+	Reset    *val[resetFlag]      `yaml:"reset"`
+	Complete *completionDoc       `yaml:"complete"`
+	Advance  val[time.Duration]   `yaml:"advance"`
+	TurnID   val[nonEmpty]        `yaml:"turn_id"`
+	Expect   *expect              `yaml:"expect"`
+
+	m    mapping
+	word bool  // the word reset
+	err  error // the step's first mistake
 }
 
 // completionDoc is a step's complete: the outcome of the backend call.
 type completionDoc struct {
-	Result         *jsonValue  `yaml:"result"`
-	Failure        *failureDoc `yaml:"failure"`
-	IdempotencyKey nonEmpty    `yaml:"idempotency_key"`
+	Result         *val[any]     `yaml:"result"`
+	Failure        *failureDoc   `yaml:"failure"`
+	IdempotencyKey val[nonEmpty] `yaml:"idempotency_key"`
 }
 
 // failureDoc is complete.failure: a kind, or this mapping.
 type failureDoc struct {
-	Kind              failureKind `yaml:"kind"`
-	HTTPStatus        whole       `yaml:"http_status"`
-	RetryAfterSeconds whole       `yaml:"retry_after_seconds"`
+	Kind              val[slotdv1.FailureKind] `yaml:"kind"`
+	HTTPStatus        val[int32]               `yaml:"http_status"`
+	RetryAfterSeconds val[int32]               `yaml:"retry_after_seconds"`
 }
 
 // expect is what a step's response must hold; nil fields are not checked.
 type expect struct {
-	Action           *want[slotdv1.Action]        `yaml:"action" step:"turn,complete"`
-	Ask              *want[string]                `yaml:"ask" step:"turn"`
-	QuestionContains *want[oneOrMore]             `yaml:"question_contains" step:"turn"`
-	Allowed          *want[texts]                 `yaml:"allowed" step:"turn"`
-	Slots            *slotsWant                   `yaml:"slots" step:"turn,reset,complete"`
-	Missing          *want[texts]                 `yaml:"missing" step:"turn"`
-	Changes          *changesWant                 `yaml:"changes" step:"turn,reset"`
-	Arguments        *mapWant                     `yaml:"arguments" step:"turn"`
-	Replayed         *want[bool]                  `yaml:"replayed" step:"turn"`
-	Status           *want[slotdv1.SessionStatus] `yaml:"status" step:"turn,reset,complete"`
-	Version          *want[int64]                 `yaml:"version" step:"turn,reset,complete"`
-	IdempotencyKey   *keyWant                     `yaml:"idempotency_key" step:"turn"`
-	Error            *want[codes.Code]            `yaml:"error" step:"turn,reset,complete,error"`
-	Problem          *problemWant                 `yaml:"problem" step:"turn,reset,complete,error"`
-	Output           *mapWant                     `yaml:"output" step:"complete"`
+	Action           *val[slotdv1.Action]        `yaml:"action" step:"turn,complete"`
+	Ask              *val[string]                `yaml:"ask" step:"turn"`
+	QuestionContains *val[oneOrMore]             `yaml:"question_contains" step:"turn"`
+	Allowed          *val[texts]                 `yaml:"allowed" step:"turn"`
+	Slots            *slotsWant                  `yaml:"slots" step:"turn,reset,complete"`
+	Missing          *val[texts]                 `yaml:"missing" step:"turn"`
+	Changes          *changesWant                `yaml:"changes" step:"turn,reset"`
+	Arguments        *mapWant                    `yaml:"arguments" step:"turn"`
+	Replayed         *val[bool]                  `yaml:"replayed" step:"turn"`
+	Status           *val[slotdv1.SessionStatus] `yaml:"status" step:"turn,reset,complete"`
+	Version          *val[int64]                 `yaml:"version" step:"turn,reset,complete"`
+	IdempotencyKey   *keyWant                    `yaml:"idempotency_key" step:"turn"`
+	Error            *val[codes.Code]            `yaml:"error" step:"turn,reset,complete,error"`
+	Problem          *problemWant                `yaml:"problem" step:"turn,reset,complete,error"`
+	Output           *mapWant                    `yaml:"output" step:"complete"`
 
-	keys    []pair // as written, for the checks that depend on the kind of step
-	keyLine int    // the line of the step's expect key
+	m mapping
 }
 
 // changeWant is one change a response must contain.
 type changeWant struct {
-	Slot            nonEmpty                `yaml:"slot" required:"the slot the change is about"`
-	Decision        *want[slotdv1.Decision] `yaml:"decision"`
-	Old             *want[any]              `yaml:"old"`
-	New             *want[any]              `yaml:"new"`
-	MessageContains *want[string]           `yaml:"message_contains"`
+	Slot            val[nonEmpty]          `yaml:"slot" required:"the slot the change is about"`
+	Decision        *val[slotdv1.Decision] `yaml:"decision"`
+	Old             *val[any]              `yaml:"old"`
+	New             *val[any]              `yaml:"new"`
+	MessageContains *val[string]           `yaml:"message_contains"`
 
 	pos Pos
 }
@@ -99,13 +103,13 @@ type changeWant struct {
 // problemWant is the RFC 9457 problem a response must carry; none: no
 // problem at all.
 type problemWant struct {
-	Type           *want[string]    `yaml:"type"`
-	Title          *want[string]    `yaml:"title"`
-	Status         *want[int32]     `yaml:"status"`
-	DetailContains *want[string]    `yaml:"detail_contains"`
-	Retryable      *want[bool]      `yaml:"retryable"`
-	Pointer        *want[oneOrMore] `yaml:"pointer"`
-	Errors         fieldErrors      `yaml:"errors"`
+	Type           *val[string]      `yaml:"type"`
+	Title          *val[string]      `yaml:"title"`
+	Status         *val[int32]       `yaml:"status"`
+	DetailContains *val[string]      `yaml:"detail_contains"`
+	Retryable      *val[bool]        `yaml:"retryable"`
+	Pointer        *val[oneOrMore]   `yaml:"pointer"`
+	Errors         []*fieldErrorWant `yaml:"errors"`
 
 	pos  Pos
 	none bool
@@ -113,11 +117,11 @@ type problemWant struct {
 
 // fieldErrorWant is the error a problem must have at one JSON pointer.
 type fieldErrorWant struct {
-	Pointer        nonEmpty      `yaml:"pointer" required:"the JSON pointer of the argument, e.g. /reason"`
-	Input          *want[string] `yaml:"input"`
-	InputContains  *want[string] `yaml:"input_contains"`
-	Allowed        *want[texts]  `yaml:"allowed"`
-	FormatContains *want[string] `yaml:"format_contains"`
+	Pointer        val[nonEmpty] `yaml:"pointer" required:"the JSON pointer of the argument, e.g. /reason"`
+	Input          *val[string]  `yaml:"input"`
+	InputContains  *val[string]  `yaml:"input_contains"`
+	Allowed        *val[texts]   `yaml:"allowed"`
+	FormatContains *val[string]  `yaml:"format_contains"`
 
 	pos Pos
 }
@@ -134,219 +138,197 @@ const (
 // "invalid-value" means https://slotd.dev/problems/invalid-value.
 const ProblemTypeBase = "https://slotd.dev/problems/"
 
-func (e *expect) read(r *reader, v val) {
-	e.keyLine = v.key.Line
-	if isNull(v.node) {
-		return
-	}
-	keys, ok := r.fields(v, e)
-	if !ok {
-		r.errorf(v.at, v.path, "expected a mapping of what the response must hold")
-	}
-	e.keys = keys
-}
-
-// Text, text that is not blank, a step's name, an IANA time zone.
-type (
-	text     string
-	nonEmpty string
-	stepName string
-	timeZone string
-)
-
-func (t *text) read(r *reader, v val) {
-	s, _ := r.text(v)
-	*t = text(s)
-}
-
-func (t *nonEmpty) read(r *reader, v val) {
-	s, ok := r.text(v)
-	if ok && strings.TrimSpace(s) == "" {
-		r.errorf(v.at, v.path, "must not be empty")
-	}
-	*t = nonEmpty(s)
-}
-
-func (n *stepName) read(r *reader, v val) {
-	(*nonEmpty)(n).read(r, v)
-	if prev, dup := r.names[string(*n)]; dup {
-		r.errorf(v.at, v.path, "step %d is also called %q", prev, *n)
-	}
-	if _, err := strconv.Atoi(string(*n)); err == nil {
-		r.errorf(v.at, v.path, "a step name must not be a number: numbers refer to steps by position")
-	}
-}
-
-func (z *timeZone) read(r *reader, v val) {
-	(*nonEmpty)(z).read(r, v)
-	if _, err := time.LoadLocation(string(*z)); *z != "" && err != nil {
-		r.errorf(v.at, v.path, "%q is not an IANA time zone such as Europe/Moscow", *z)
-	}
-}
-
-// clock is the start clock as written: it is read in the script's time
-// zone, which may come after it.
-type clock struct {
-	text string
-	at   Pos
-	ok   bool
-}
-
-func (c *clock) read(r *reader, v val) { c.text, c.ok = r.text(v); c.at = v.at }
-
-// duration is advance (see parseDuration).
-type duration time.Duration
-
-func (d *duration) read(r *reader, v val) {
-	if s, ok := r.text(v); ok {
-		x, err := parseDuration(s)
-		if err != nil {
-			r.errorf(v.at, v.path, "%v", err)
-		}
-		*d = duration(x)
-	}
-}
-
-// yesNo is confirm: the user's answer.
-type yesNo bool
-
-func (y *yesNo) read(r *reader, v val) {
-	switch n := bare(v.node).(type) {
-	case *ast.BoolNode:
-		*y = yesNo(n.Value)
-		return
-	case *ast.StringNode:
-		switch strings.ToLower(strings.TrimSpace(n.Value)) {
-		case "yes", "true", "accept", "y":
-			*y = true
-			return
-		case "no", "false", "decline", "n":
-			*y = false
-			return
+func (d *scriptDoc) UnmarshalYAML(u func(any) error) error {
+	type plain scriptDoc
+	_, err := fields(u, (*plain)(d), "a script is a mapping with at least tool and steps")
+	errs := append([]error{err}, d.Steps.errs...)
+	if c := d.Clock; c != nil {
+		var ok bool
+		if d.start, ok = parseClock(c.v, string(d.TimeZone.v)); !ok {
+			errs = append(errs, fault(c.pos, "$.clock", "%q is not a time; write 2026-08-23T13:00:00+03:00 (RFC 3339) or 2026-08-23 13:00 (in the script's time_zone)", strings.TrimSpace(c.v)))
 		}
 	}
-	r.errorf(v.at, v.path, "expected yes or no (accept or decline)")
+	return errors.Join(errs...)
 }
 
-// resetFlag is reset, given as true or with no value.
-type resetFlag struct{}
+// steps are a script's steps, read each with its first mistake, so that a
+// mistake in one step does not hide those in the others.
+type steps struct {
+	list []*step
+	errs []error
+}
 
-func (*resetFlag) read(r *reader, v val) {
-	if isNull(v.node) {
-		return
+func (s *steps) UnmarshalYAML(u func(any) error) error {
+	n := nodeOf(u)
+	seq, ok := bare(n).(*ast.SequenceNode)
+	if !ok || len(seq.Values) == 0 {
+		return mistake(n, "expected a non-empty list of steps")
 	}
-	if b, ok := r.boolean(v); ok && !b {
-		r.errorf(v.at, v.path, "reset: false does nothing; remove it")
+	var docs []stepDoc
+	if err := u(&docs); err != nil {
+		return err
 	}
-}
-
-// arguments are a turn's args, the model's tool-call arguments; null sends
-// none.
-type arguments struct{ m map[string]any }
-
-func (a *arguments) read(r *reader, v val) {
-	if isNull(v.node) {
-		return
+	names := map[string]int{} // the steps so far, by name
+	for i := range docs {
+		st, errs := docs[i].step(i+1, names)
+		st.layout.flow = st.layout.flow || seq.IsFlowStyle
+		s.list, s.errs = append(s.list, st), append(s.errs, errs...)
 	}
-	if _, ok := bare(v.node).(ast.MapNode); !ok {
-		r.errorf(v.at, v.path, "expected a mapping of argument names to values (the model's tool-call arguments), got %s", kindOf(v.node))
-		return
+	return nil
+}
+
+func (d *stepDoc) UnmarshalYAML(u func(any) error) error {
+	if s, ok := bare(nodeOf(u)).(*ast.StringNode); ok && s.Value == "reset" {
+		d.m, d.word = mapping{node: s, at: posOf(s)}, true
+		return nil
 	}
-	a.m, _ = r.value(v).(map[string]any)
+	type plain stepDoc
+	d.m, d.err = fields(u, (*plain)(d), "a step is a mapping (args, confirm, reset or complete, with expect), or the word reset")
+	return nil // the mistake stays with the step, and the library reads the next
 }
 
-// jsonValue is any JSON value, null included.
-type jsonValue struct{ v any }
-
-func (j *jsonValue) read(r *reader, v val) { j.v = r.value(v) }
-
-type whole int64
-
-func (w *whole) read(r *reader, v val) {
-	n, _ := r.integer(v)
-	*w = whole(n)
-}
-
-type failureKind slotdv1.FailureKind
-
-func (k *failureKind) read(r *reader, v val) {
-	*k = failureKind(r.enum(v, "failure kind", "FAILURE_KIND_", slotdv1.FailureKind_value))
-}
-
-func (f *failureDoc) read(r *reader, v val) {
-	if _, ok := scalarText(v.node); ok {
-		f.Kind.read(r, v)
-	} else if _, ok := r.fields(v, f); !ok {
-		r.errorf(v.at, v.path, "expected a failure kind (timeout, unavailable, ...) or a mapping with kind")
+// step makes step n of what was read, checking what depends on the kind of
+// step and on the steps before it (names, by name).
+func (d *stepDoc) step(n int, names map[string]int) (*step, []error) {
+	st := &step{n: n, pos: d.m.at, name: string(d.Name.v), user: d.User.v, turnID: string(d.TurnID.v), advance: d.Advance.v, expect: d.Expect}
+	st.layout = stepLayout{keyLine: st.pos.Line, keyCol: st.pos.Column, scalar: d.word, expectLine: d.m.keys["expect"].Line}
+	if m, ok := bare(d.m.node).(*ast.MappingNode); ok {
+		st.layout.flow = m.IsFlowStyle
 	}
-}
-
-func (c *completionDoc) read(r *reader, v val) {
-	if _, ok := r.fields(v, c); !ok {
-		r.errorf(v.at, v.path, "expected a mapping with result (the backend's result) or failure")
-	} else if (c.Result != nil) == (c.Failure != nil) {
-		r.errorf(v.at, v.path, "give exactly one of result or failure")
+	if d.err != nil {
+		return st, []error{d.err}
 	}
-}
-
-func (c *completionDoc) completion() *completion {
-	out := &completion{hasResult: c.Result != nil, idempotencyKey: string(c.IdempotencyKey)}
-	if c.Result != nil {
-		out.result = c.Result.v
+	var errs []error
+	fail := func(at Pos, field, format string, args ...any) {
+		errs = append(errs, fault(at, join(d.m.node.GetPath(), field), format, args...))
 	}
-	if f := c.Failure; f != nil {
-		out.failure = &slotdv1.BackendFailure{Kind: slotdv1.FailureKind(f.Kind), HttpStatus: int32(f.HTTPStatus), RetryAfterSeconds: int32(f.RetryAfterSeconds)}
+	if d.Args != nil {
+		st.hasArgs, st.args = true, d.Args.v
 	}
-	return out
-}
-
-// want is one expected value and where the script says it: its key.
-type want[T any] struct {
-	v   T
-	pos Pos
-}
-
-// texts is a list of text; oneOrMore also takes one text for a list of one.
-type (
-	texts     []string
-	oneOrMore []string
-)
-
-func (w *want[T]) read(r *reader, v val) {
-	w.pos = v.key
-	switch p := any(&w.v).(type) {
-	case *string:
-		*p, _ = r.text(v)
-	case *texts:
-		*p = r.list(v, false)
-	case *oneOrMore:
-		*p = r.list(v, true)
-	case *bool:
-		*p, _ = r.boolean(v)
-	case *int64:
-		*p, _ = r.integer(v)
-	case *int32:
-		n, _ := r.integer(v)
-		*p = int32(n)
-	case *any:
-		*p = r.value(v)
-	case *slotdv1.Action:
-		*p = slotdv1.Action(r.enum(v, "action", "ACTION_", slotdv1.Action_value))
-	case *slotdv1.Decision:
-		*p = slotdv1.Decision(r.enum(v, "decision", "DECISION_", slotdv1.Decision_value))
-	case *slotdv1.SessionStatus:
-		*p = slotdv1.SessionStatus(r.enum(v, "session status", "SESSION_STATUS_", slotdv1.SessionStatus_value))
-	case *codes.Code:
-		if s, ok := r.text(v); ok {
-			c, ok := codeByName[foldName(s)]
-			if !ok || c == codes.OK {
-				r.errorf(v.at, v.path, "unknown gRPC code %q; e.g. InvalidArgument, NotFound, FailedPrecondition, Unimplemented", s)
-			}
-			*p = c
+	if d.Confirm != nil {
+		st.confirm = (*bool)(&d.Confirm.v)
+	}
+	if c := d.Complete; c != nil {
+		st.complete = &completion{hasResult: c.Result != nil, idempotencyKey: string(c.IdempotencyKey.v)}
+		if c.Result != nil {
+			st.complete.result = c.Result.v
 		}
-	default:
-		panic(fmt.Sprintf("script: want[%T] has no reader", w.v))
+		if f := c.Failure; f != nil {
+			st.complete.failure = &slotdv1.BackendFailure{Kind: f.Kind.v, HttpStatus: f.HTTPStatus.v, RetryAfterSeconds: f.RetryAfterSeconds.v}
+		}
 	}
+	switch turn := d.Args != nil || d.Confirm != nil; {
+	case d.word:
+		st.kind = kindReset
+	case d.Reset != nil && (turn || d.Complete != nil), d.Complete != nil && turn:
+		fail(st.pos, "", "a step does one thing: a turn (args and/or confirm), reset, or complete")
+	case d.Reset != nil:
+		st.kind = kindReset
+	case d.Complete != nil:
+		st.kind = kindComplete
+	case !turn:
+		fail(st.pos, "", "a step needs args, confirm, reset or complete (args: {} sends a turn without arguments)")
+	}
+	if st.turnID != "" && st.kind != kindTurn {
+		fail(st.pos, "turn_id", "only a turn has a turn_id")
+	}
+	if st.name != "" {
+		if prev, dup := names[st.name]; dup {
+			fail(d.Name.pos, "name", "step %d is also called %q", prev, st.name)
+		} else if _, err := strconv.Atoi(st.name); err == nil {
+			fail(d.Name.pos, "name", "a step name must not be a number: numbers refer to steps by position")
+		}
+		names[st.name] = n
+	}
+	if d.Expect == nil {
+		return st, errs
+	}
+	// What a step of this kind can be checked for is in the step tags.
+	t, e := reflect.TypeFor[expect](), reflect.ValueOf(d.Expect).Elem()
+	can := func(i int, kind string) bool {
+		return slices.Contains(strings.Split(t.Field(i).Tag.Get("step"), ","), kind)
+	}
+	var allowed []string
+	for i, name := range fieldNames(t) {
+		if can(i, st.kind.String()) {
+			allowed = append(allowed, name)
+		}
+	}
+	for i, name := range fieldNames(t) {
+		at, written := d.Expect.m.keys[name]
+		if !written {
+			at = d.Expect.m.at // merged in
+		}
+		if t.Field(i).Tag.Get("step") == "" || e.Field(i).IsNil() {
+			continue
+		} else if !can(i, st.kind.String()) {
+			fail(at, "expect."+name, "a %s step cannot be checked for %s; it can be checked for %s", st.kind, name, strings.Join(allowed, ", "))
+		} else if d.Expect.Error != nil && !can(i, "error") {
+			fail(at, "expect."+name, "a step that expects an error has no response to check; it can be checked for its problem")
+		}
+	}
+	if w := d.Expect.IdempotencyKey; w != nil && w.ref != nil {
+		if w.sameAs = names[w.ref.v]; w.sameAs == 0 {
+			w.sameAs, _ = strconv.Atoi(w.ref.v)
+		}
+		if w.sameAs < 1 || w.sameAs >= n {
+			errs = append(errs, fault(w.ref.pos, w.path, "%q is not an earlier step (a number below %d, or the name of an earlier step)", w.ref.v, n))
+		}
+	}
+	return st, errs
+}
+
+func (e *expect) UnmarshalYAML(u func(any) error) (err error) {
+	type plain expect
+	if !isNull(nodeOf(u)) {
+		e.m, err = fields(u, (*plain)(e), "expected a mapping of what the response must hold")
+	}
+	return err
+}
+
+func (c *completionDoc) UnmarshalYAML(u func(any) error) error {
+	type plain completionDoc
+	m, err := fields(u, (*plain)(c), "expected a mapping with result (the backend's result) or failure")
+	if err == nil && (c.Result != nil) == (c.Failure != nil) {
+		return mistake(m.node, "give exactly one of result or failure")
+	}
+	return err
+}
+
+func (f *failureDoc) UnmarshalYAML(u func(any) error) error {
+	if _, scalar := scalarText(nodeOf(u)); scalar {
+		return read(u, &f.Kind.v)
+	}
+	type plain failureDoc
+	_, err := fields(u, (*plain)(f), "expected a failure kind (timeout, unavailable, ...) or a mapping with kind")
+	return err
+}
+
+func (c *changeWant) UnmarshalYAML(u func(any) error) error {
+	type plain changeWant
+	m, err := fields(u, (*plain)(c), "expected a mapping with slot and decision, old, new or message_contains")
+	c.pos = m.at
+	return err
+}
+
+func (w *problemWant) UnmarshalYAML(u func(any) error) error {
+	n := nodeOf(u)
+	if w.pos, w.none = posOf(n), isNull(n); w.none {
+		return nil
+	}
+	type plain problemWant
+	_, err := fields(u, (*plain)(w), "expected a mapping (type, pointer, retryable, ...) or null for no problem")
+	if w.Type != nil && !strings.Contains(w.Type.v, "://") {
+		w.Type.v = ProblemTypeBase + w.Type.v
+	}
+	return err
+}
+
+func (w *fieldErrorWant) UnmarshalYAML(u func(any) error) error {
+	type plain fieldErrorWant
+	m, err := fields(u, (*plain)(w), "expected a mapping with pointer and input, allowed or format_contains")
+	w.pos = m.at
+	return err
 }
 
 // mapWant matches an object: every listed key (null: absent), or exactly
@@ -355,8 +337,11 @@ type mapWant struct {
 	pos     Pos
 	none    bool // the whole object must be absent
 	exact   bool
-	entries []entry
+	entries object
 }
+
+// object is an object an expectation lists, by key.
+type object []entry
 
 type entry struct {
 	key   string
@@ -364,100 +349,83 @@ type entry struct {
 	pos   Pos
 }
 
-// read reads {key: value} (those keys; null means absent), {exact: {...}}
-// (exactly those keys), or null (no object at all).
-func (w *mapWant) read(r *reader, v val) {
-	w.pos = v.key
-	if isNull(v.node) {
-		w.none = true
-		return
+func (o *object) UnmarshalYAML(u func(any) error) error {
+	var vals map[string]val[any]
+	if n := nodeOf(u); isNull(n) {
+		return nil // {exact: null}: an empty object
+	} else if kindOf(n) != "a mapping" {
+		return mistake(n, "expected a mapping of names to values, or {exact: {...}}")
+	} else if err := u(&vals); err != nil {
+		return err
 	}
-	pairs, ok := r.mapping(v)
-	if !ok {
-		r.errorf(v.at, v.path, "expected a mapping of names to values, or {exact: {...}}")
-		return
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		*o = append(*o, entry{key: k, value: vals[k].v, pos: vals[k].pos})
 	}
-	if len(pairs) == 1 && pairs[0].name == exactKey {
-		if inner, ok := r.mapping(pairs[0].val); ok || isNull(pairs[0].node) {
-			w.exact, pairs = true, inner
-		}
+	return nil
+}
+
+// UnmarshalYAML reads {key: value} (those keys; null means absent),
+// {exact: {...}} (exactly those keys), or null (no object at all).
+func (w *mapWant) UnmarshalYAML(u func(any) error) error {
+	n := nodeOf(u)
+	if w.pos, w.none = posOf(n), isNull(n); w.none {
+		return nil
+	} else if err := u(&w.entries); err != nil || len(w.entries) != 1 || w.entries[0].key != exactKey {
+		return err
 	}
-	for _, p := range pairs {
-		w.entries = append(w.entries, entry{key: p.name, value: r.value(p.val), pos: p.key})
+	var f struct {
+		Exact *object `yaml:"exact"`
 	}
+	err := u(&f)
+	w.exact, w.entries = true, nil
+	if f.Exact != nil {
+		w.entries = *f.Exact
+	}
+	return err
 }
 
 // slotsWant is a mapWant that cannot be null: a session always has slots.
 type slotsWant struct{ mapWant }
 
-func (w *slotsWant) read(r *reader, v val) {
-	if w.mapWant.read(r, v); w.none {
-		r.errorf(v.at, v.path, "slots: null checks nothing; write slots: {exact: {}} for a session without slots")
+func (w *slotsWant) UnmarshalYAML(u func(any) error) error {
+	if err := w.mapWant.UnmarshalYAML(u); err != nil || !w.none {
+		return err
 	}
+	return mistake(nodeOf(u), "slots: null checks nothing; write slots: {exact: {}} for a session without slots")
 }
 
 type changesWant struct {
 	pos   Pos
 	exact bool
-	items []*changeWant
+	items changeList
 }
 
-// read reads a list of changes, or {exact: [...]}.
-func (w *changesWant) read(r *reader, v val) {
-	w.pos = v.key
-	list := v
-	if pairs, ok := r.mapping(v); ok {
-		if len(pairs) != 1 || pairs[0].name != exactKey {
-			r.errorf(v.at, v.path, "expected a list of changes, or {exact: [...]} for exactly these changes")
-			return
-		}
-		if w.exact, list = true, pairs[0].val; isNull(list.node) {
-			return
-		}
+// changeList is the list of {exact: [...]}, where null is no changes.
+type changeList []*changeWant
+
+func (l *changeList) UnmarshalYAML(u func(any) error) error {
+	if isNull(nodeOf(u)) {
+		return nil
 	}
-	items, ok := r.items(list)
-	if !ok {
-		r.errorf(list.at, list.path, "expected a list of changes, e.g. [{slot: amount, decision: overwritten}]")
-	}
-	for _, it := range items {
-		c := &changeWant{pos: it.at}
-		if _, ok := r.fields(it, c); !ok {
-			r.errorf(it.at, it.path, "expected a mapping with slot and decision, old, new or message_contains")
-			continue
-		}
-		w.items = append(w.items, c)
-	}
+	return listOf(u, (*[]*changeWant)(l), "expected a list of changes, e.g. [{slot: amount, decision: overwritten}]")
 }
 
-func (w *problemWant) read(r *reader, v val) {
-	w.pos = v.key
-	if isNull(v.node) {
-		w.none = true
-		return
+// UnmarshalYAML reads a list of changes, or {exact: [...]}.
+func (w *changesWant) UnmarshalYAML(u func(any) error) error {
+	n := nodeOf(u)
+	if w.pos = posOf(n); kindOf(n) != "a mapping" {
+		return listOf(u, (*[]*changeWant)(&w.items), "expected a list of changes, e.g. [{slot: amount, decision: overwritten}]")
 	}
-	if _, ok := r.fields(v, w); !ok {
-		r.errorf(v.at, v.path, "expected a mapping (type, pointer, retryable, ...) or null for no problem")
+	var f struct {
+		Exact *changeList `yaml:"exact"`
 	}
-	if w.Type != nil && !strings.Contains(w.Type.v, "://") {
-		w.Type.v = ProblemTypeBase + w.Type.v
+	err := u(&f)
+	if errors.As(err, new(*yaml.UnknownFieldError)) || err == nil && f.Exact == nil {
+		return mistake(n, "expected a list of changes, or {exact: [...]} for exactly these changes")
+	} else if err == nil {
+		w.exact, w.items = true, *f.Exact
 	}
-}
-
-// fieldErrors are a problem's errors, by pointer.
-type fieldErrors []*fieldErrorWant
-
-func (e *fieldErrors) read(r *reader, v val) {
-	items, ok := r.items(v)
-	if !ok {
-		r.errorf(v.at, v.path, "expected a list of field errors, e.g. [{pointer: /reason, allowed: [...]}]")
-	}
-	for _, it := range items {
-		w := &fieldErrorWant{pos: it.at}
-		if _, ok := r.fields(it, w); !ok {
-			r.errorf(it.at, it.path, "expected a mapping with pointer and input, allowed or format_contains")
-		}
-		*e = append(*e, w)
-	}
+	return err
 }
 
 // keyWant is an expectation on the idempotency key: present or not, or the
@@ -465,36 +433,27 @@ func (e *fieldErrors) read(r *reader, v val) {
 type keyWant struct {
 	pos     Pos
 	present *bool
-	sameAs  int // step number
+	ref     *val[string] // same_as: an earlier step, by number or name
+	path    string       // of same_as
+	sameAs  int          // the step's number
 }
 
-// read reads true (present), false (absent), or {same_as: N} (the same key
-// as step N, by number or name).
-func (w *keyWant) read(r *reader, v val) {
-	w.pos = v.key
-	switch bare(v.node).(type) {
-	case *ast.BoolNode, *ast.StringNode:
-		if b, ok := r.boolean(v); ok {
-			w.present = &b
-		}
-		return
+// UnmarshalYAML reads true (present), false (absent), or {same_as: STEP}
+// (the same key as STEP's; see stepDoc.step).
+func (w *keyWant) UnmarshalYAML(u func(any) error) error {
+	n := nodeOf(u)
+	if _, scalar := scalarText(n); scalar {
+		w.pos, w.present = posOf(n), new(bool)
+		return read(u, w.present)
 	}
-	pairs, ok := r.mapping(v)
-	if !ok || len(pairs) != 1 || pairs[0].name != sameAsKey {
-		r.errorf(v.at, v.path, "expected true, false, or {same_as: STEP} (an earlier step's number or name)")
-		return
+	var f struct {
+		SameAs *val[string] `yaml:"same_as"`
 	}
-	ref, ok := r.text(pairs[0].val)
-	if !ok {
-		return
+	if err := u(&f); errors.As(err, new(*Error)) {
+		return err
+	} else if err != nil || f.SameAs == nil {
+		return mistake(n, "expected true, false, or {same_as: STEP} (an earlier step's number or name)")
 	}
-	if k, err := strconv.Atoi(ref); err == nil {
-		w.sameAs = k
-	} else {
-		w.sameAs = r.names[ref]
-	}
-	if w.sameAs < 1 || w.sameAs >= r.step {
-		r.errorf(pairs[0].at, pairs[0].path, "%q is not an earlier step (a number below %d, or the name of an earlier step)", ref, r.step)
-		w.sameAs = 0
-	}
+	w.pos, w.ref, w.path = posOf(n), f.SameAs, join(n.GetPath(), sameAsKey)
+	return nil
 }

@@ -176,6 +176,15 @@ steps:
 			want: []string{`x.yaml:3:5: step 1: turn_id: only a turn has a turn_id`},
 		},
 		{
+			name: "two mistakes in one step: the first is reported",
+			src: `tool: t
+steps:
+  - confirm: maybe
+    advance: soon
+`,
+			want: []string{`x.yaml:3:14: step 1: confirm: expected yes or no (accept or decline)`},
+		},
+		{
 			name: "several problems at once",
 			src: `tool: t
 stepz: []
@@ -335,17 +344,17 @@ steps: [reset]
 func TestEnumNamesAnyCase(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{"ask", "ASK", "ACTION_ASK", "action_ask", "Ask"} {
-		if v, ok := parseEnum(s, "ACTION_", slotdv1.Action_value); !ok || slotdv1.Action(v) != slotdv1.Action_ACTION_ASK {
+		if v, ok := parseEnum(s, slotdv1.Action(0).Descriptor()); !ok || slotdv1.Action(v) != slotdv1.Action_ACTION_ASK {
 			t.Errorf("%q = %v, %v; want ACTION_ASK", s, v, ok)
 		}
 	}
 	for _, s := range []string{"ignored_null", "IGNORED NULL", "ignored-null", "DECISION_IGNORED_NULL"} {
-		if v, ok := parseEnum(s, "DECISION_", slotdv1.Decision_value); !ok || slotdv1.Decision(v) != slotdv1.Decision_DECISION_IGNORED_NULL {
+		if v, ok := parseEnum(s, slotdv1.Decision(0).Descriptor()); !ok || slotdv1.Decision(v) != slotdv1.Decision_DECISION_IGNORED_NULL {
 			t.Errorf("%q = %v, %v; want DECISION_IGNORED_NULL", s, v, ok)
 		}
 	}
 	for _, s := range []string{"unspecified", "ACTION_UNSPECIFIED", "", "asking"} {
-		if _, ok := parseEnum(s, "ACTION_", slotdv1.Action_value); ok {
+		if _, ok := parseEnum(s, slotdv1.Action(0).Descriptor()); ok {
 			t.Errorf("%q was accepted as an action", s)
 		}
 	}

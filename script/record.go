@@ -16,11 +16,10 @@ import (
 // stepLayout is where a step sits in its file, for Record to rewrite its
 // expect block and nothing else.
 type stepLayout struct {
-	dashLine, dashCol int // the step's "-"
-	keyLine, keyCol   int // its first key, or the word reset
-	scalar            bool
-	flow              bool
-	expectLine        int // the line of its expect key; 0 without one
+	keyLine, keyCol int // its first key, or the word reset
+	scalar          bool
+	flow            bool
+	expectLine      int // the line of its expect key; 0 without one
 }
 
 // Record writes what each step of the results received into the script
