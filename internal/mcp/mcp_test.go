@@ -242,3 +242,26 @@ func TestSystemFailureIsAnErrorResult(t *testing.T) {
 		t.Errorf("the card number came back: %s", text(res))
 	}
 }
+
+// A digression through MCP: the dispute is parked while flights are
+// searched, the result lists it, and coming back is said.
+func TestDigressionThroughMCP(t *testing.T) {
+	t.Parallel()
+	_, url := slotd(t)
+	cs := connect(t, url, bankKey, "", nil)
+	_, m := call(t, cs, "bank_open_dispute", seed)
+	conv := m["conversation_id"].(string)
+	// Turns more than two seconds apart: a user's digression, not the
+	// parallel calls of one model message.
+	time.Sleep(2100 * time.Millisecond)
+	_, m = call(t, cs, "travel_search_flights", map[string]any{"from": "MAD", "slotd_conversation_id": conv})
+	open, _ := m["open_sessions"].([]any)
+	if len(open) != 1 || open[0].(map[string]any)["tool"] != "bank.open_dispute" || open[0].(map[string]any)["last_action"] != "ASK" {
+		t.Fatalf("open sessions %v, want the parked dispute", m["open_sessions"])
+	}
+	time.Sleep(2100 * time.Millisecond)
+	res, m := call(t, cs, "bank_open_dispute", map[string]any{"reason": "fraud", "slotd_conversation_id": conv})
+	if m["resumed"] != true || !strings.Contains(text(res), "Tell the user:") || !strings.Contains(m["notice"].(string), "спор") {
+		t.Errorf("back on the dispute: resumed %v notice %v, text:\n%s", m["resumed"], m["notice"], text(res))
+	}
+}

@@ -39,6 +39,26 @@ var turnMembers = []member{
 	{"problem", problemSchema, func(r *slotdv1.TurnResponse) any { return problemOf(r.GetProblem()) }},
 	{"notice", strSchema("Something to tell the user about the conversation itself."), func(r *slotdv1.TurnResponse) any { return r.GetNotice() }},
 	{"turn_id", strSchema("The turn this result answers."), func(r *slotdv1.TurnResponse) any { return r.GetTurnId() }},
+	{"open_sessions", openSessionsSchema, func(r *slotdv1.TurnResponse) any { return openSessionsOf(r.GetOpenSessions()) }},
+	{"resumed", boolSchema("The conversation came back to this tool after others were used; tell the user the notice."), func(r *slotdv1.TurnResponse) any { return r.GetResumed() }},
+}
+
+// openSessionsSchema lists the conversation's other open tools.
+var openSessionsSchema = map[string]any{
+	"type":        "array",
+	"description": "The conversation's other unfinished tools, parked; call one again to go on with it.",
+	"items": map[string]any{"type": "object", "properties": map[string]any{
+		"tool": map[string]any{"type": "string"}, "missing": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+		"last_action": map[string]any{"type": "string"},
+	}},
+}
+
+func openSessionsOf(os []*slotdv1.OpenSession) any {
+	var out []any
+	for _, o := range os {
+		out = append(out, map[string]any{"tool": o.GetTool(), "missing": o.GetMissing(), "last_action": actionName(o.GetLastAction())})
+	}
+	return out
 }
 
 var actionNames = []string{"ASK", "RECONFIRM", "CONFIRM", "READY", "REPAIR", "RESUME", "HANDOFF", "CANCELLED"}
@@ -93,6 +113,10 @@ func zero(v any) bool {
 		return !t
 	}
 	return false
+}
+
+func boolSchema(description string) map[string]any {
+	return map[string]any{"type": "boolean", "description": description}
 }
 
 func strSchema(d string) map[string]any { return map[string]any{"type": "string", "description": d} }
