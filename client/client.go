@@ -220,11 +220,12 @@ func (c *Client) ToolSchema(ctx context.Context, tool, provider string) (*ToolSc
 		Provider: resp.GetProvider(), Version: resp.GetVersion()}, nil
 }
 
-// Session reads the conversation's active session.
-func (c *Client) Session(ctx context.Context, conversationID string) (*Session, error) {
+// Session reads the conversation's open session of the tool, or its most
+// recently used open session when no tool is given.
+func (c *Client) Session(ctx context.Context, conversationID string, tool ...string) (*Session, error) {
 	var resp *slotdv1.GetSessionResponse
 	if _, err := c.call(ctx, func(ctx context.Context) (err error) {
-		resp, err = c.slot.GetSession(ctx, &slotdv1.GetSessionRequest{ConversationId: conversationID})
+		resp, err = c.slot.GetSession(ctx, &slotdv1.GetSessionRequest{ConversationId: conversationID, Tool: first(tool)})
 		return err
 	}); err != nil {
 		return nil, err
@@ -232,16 +233,30 @@ func (c *Client) Session(ctx context.Context, conversationID string) (*Session, 
 	return sessionOf(resp.GetSession()), nil
 }
 
-// Reset ends the conversation's active session; the next turn starts anew.
-func (c *Client) Reset(ctx context.Context, conversationID string) (*Session, error) {
+// Reset ends the conversation's open session of the tool, or every open
+// session of the conversation when no tool is given; the next turn of each
+// tool starts anew. It returns the sessions it ended.
+func (c *Client) Reset(ctx context.Context, conversationID string, tool ...string) ([]Session, error) {
 	var resp *slotdv1.ResetSessionResponse
 	if _, err := c.call(ctx, func(ctx context.Context) (err error) {
-		resp, err = c.slot.ResetSession(ctx, &slotdv1.ResetSessionRequest{ConversationId: conversationID})
+		resp, err = c.slot.ResetSession(ctx, &slotdv1.ResetSessionRequest{ConversationId: conversationID, Tool: first(tool)})
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	return sessionOf(resp.GetSession()), nil
+	var out []Session
+	for _, s := range resp.GetSessions() {
+		out = append(out, *sessionOf(s))
+	}
+	return out, nil
+}
+
+// first is the optional argument given, or "".
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
 }
 
 // Complete records the backend's result of the READY call made with

@@ -52,6 +52,16 @@ type Decision string
 // Status is where a session is in its life: "ACTIVE", "COMPLETED"...
 type Status string
 
+// OpenSession is one of the conversation's other open sessions.
+type OpenSession struct {
+	Tool      string
+	SessionID string
+	// Missing are its required slots still empty.
+	Missing    []string
+	LastAction Action
+	UpdatedAt  time.Time
+}
+
 // TurnResult is slotd's answer to one turn.
 type TurnResult struct {
 	// TurnID is the turn_id the answer is for: the one Turn made, or the one
@@ -72,10 +82,20 @@ type TurnResult struct {
 	// model.
 	Problem *Problem
 	Session Session
-	// PreviousSession is the session this turn ended (expired, abandoned).
+	// PreviousSession is the first session this turn ended or found ended
+	// (expired, reset, abandoned to make room); EndedSessions all of them.
 	PreviousSession *Session
-	// Notice is what to tell the user about the session itself.
+	EndedSessions   []Session
+	// Notice is what to tell the user about the sessions themselves: an
+	// expiry, the tools closed to make room, what a session the conversation
+	// came back to holds.
 	Notice string
+	// OpenSessions are the conversation's other open sessions, parked while
+	// this tool is used.
+	OpenSessions []OpenSession
+	// Resumed: the first turn back on a session after other tools were
+	// used; Notice says what it holds and still needs.
+	Resumed bool
 	// Replayed says slotd had applied this turn_id before and answered with
 	// the stored response.
 	Replayed bool
@@ -230,6 +250,14 @@ func turnResult(r *slotdv1.TurnResponse) *TurnResult {
 	}
 	if r.PreviousSession != nil {
 		out.PreviousSession = sessionOf(r.PreviousSession)
+	}
+	out.Resumed = r.GetResumed()
+	for _, e := range r.GetEndedSessions() {
+		out.EndedSessions = append(out.EndedSessions, *sessionOf(e))
+	}
+	for _, o := range r.GetOpenSessions() {
+		out.OpenSessions = append(out.OpenSessions, OpenSession{Tool: o.GetTool(), SessionID: o.GetSessionId(),
+			Missing: o.GetMissing(), LastAction: actionOf(o.GetLastAction()), UpdatedAt: timeOf(o.GetUpdatedAt())})
 	}
 	if q := r.GetQuestion(); q != nil {
 		out.Question = &Question{Slot: q.GetSlot(), Text: q.GetText(), AllowedValues: q.GetAllowedValues(),

@@ -1,0 +1,131 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/dbtest"
+)
+
+// Parallel tool calls: a model message calls several tools at once, and
+// the orchestrator sends one Turn per call with the provider's tool-call id
+// as turn_id. Each is applied exactly once, on its own tool's session,
+// serialized by the conversation's lock, whichever replica takes it, and a
+// retry of any of them gets its own stored answer.
+func TestParallelToolCallsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	url := dbtest.NewDatabase(t)
+	dir := contractsDir(t)
+	replicas := []*instance{startServer(t, url, dir), startServer(t, url, dir)}
+	calls := []struct {
+		tool string
+		args func(round int) string
+	}{
+		{"bank.open_dispute", func(r int) string { return fmt.Sprintf(`{"amount": "%d,50 ₽"}`, 100+r) }},
+		{"travel.search_flights", func(r int) string { return fmt.Sprintf(`{"passengers": %d}`, 1+r%5) }},
+		{"test.many_slots", func(r int) string { return fmt.Sprintf(`{"slot_%02d": "v%d"}`, r%20+1, r) }},
+		{"test.carry", func(r int) string { return fmt.Sprintf(`{"note": "n%d"}`, r) }},
+	}
+	const rounds = 8
+	conv := "parallel-" + fmt.Sprint(time.Now().UnixNano())
+	answers := map[string]*slotdv1.TurnResponse{}
+	var mu sync.Mutex
+	applied := map[string]int{} // tool → turns that reached it
+	for round := 0; round < rounds; round++ {
+		n := 2 + round%3 // 2 to 4 calls in one message
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			call := calls[i]
+			id := fmt.Sprintf("call_%d_%s", round, call.tool)
+			req := &slotdv1.TurnRequest{ConversationId: conv, Tool: call.tool, TurnId: id, Arguments: structOf(t, call.args(round)), Now: nowPB()}
+			// Each call is sent twice at once to different replicas (a
+			// retry racing the first delivery), then once more later.
+			for d := 0; d < 2; d++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					inst := replicas[(d+rand.IntN(2))%2]
+					resp, err := sendRetrying(inst, req)
+					if err != nil {
+						t.Errorf("%s: %v", id, err)
+						return
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					if prev, ok := answers[id]; ok {
+						if !proto.Equal(prev, resp) {
+							t.Errorf("%s: two deliveries answered differently:\n%v\n%v", id, prev, resp)
+						}
+						return
+					}
+					answers[id] = resp
+					applied[call.tool]++
+					if resp.Session.Tool != call.tool {
+						t.Errorf("%s: answered on a session of %s", id, resp.Session.Tool)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+	}
+	// Late retries get the stored answers.
+	for id, want := range answers {
+		resp, err := replicas[1].client.Turn(context.Background(), &slotdv1.TurnRequest{ConversationId: conv, Tool: want.Session.Tool, TurnId: id})
+		if err != nil || !proto.Equal(resp, want) {
+			t.Errorf("late retry of %s: %v, want the stored answer", id, err)
+		}
+	}
+	// A turn_id of one tool's call is never the answer to another's.
+	_, err := replicas[0].client.Turn(context.Background(), &slotdv1.TurnRequest{ConversationId: conv, Tool: "travel.search_flights",
+		TurnId: "call_0_bank.open_dispute", Arguments: structOf(t, `{"from": "MAD"}`)})
+	if st := status.Convert(err); st.Code() != codes.FailedPrecondition || problemOf(t, st).Type == "" {
+		t.Errorf("a dispute's turn_id sent for a flight search: %v, want FAILED_PRECONDITION with a problem", err)
+	}
+
+	pool := dbtest.Connect(t, url)
+	for tool, n := range applied {
+		var sessions, version, stored int
+		err := pool.QueryRow(context.Background(), `SELECT count(*), max(s.version),
+				(SELECT count(*) FROM turns t WHERE t.conversation_id = $1 AND t.tool = $2)
+			FROM sessions s WHERE s.conversation_id = $1 AND s.tool = $2`, conv, tool).Scan(&sessions, &version, &stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sessions != 1 || version != n || stored != n {
+			t.Errorf("%s: %d sessions, version %d, %d turns stored; want one session, %d turns applied once each", tool, sessions, version, stored, n)
+		}
+	}
+	if len(applied) != len(calls) {
+		t.Errorf("tools reached: %v, want all %d", applied, len(calls))
+	}
+}
+
+// sendRetrying sends a turn, retrying it with the same turn_id while the
+// failure is retryable.
+func sendRetrying(inst *instance, req *slotdv1.TurnRequest) (*slotdv1.TurnResponse, error) {
+	var err error
+	for attempt := 0; attempt < 20; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		var resp *slotdv1.TurnResponse
+		resp, err = inst.client.Turn(ctx, req)
+		cancel()
+		if err == nil {
+			return resp, nil
+		}
+		st := status.Convert(err)
+		if st.Code() != codes.Aborted && st.Code() != codes.Unavailable && st.Code() != codes.DeadlineExceeded {
+			return nil, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil, err
+}
