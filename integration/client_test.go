@@ -17,8 +17,8 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/client"
-	"github.com/slotd/slotd/dbtest"
-	"github.com/slotd/slotd/server"
+	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/server"
 )
 
 // The Go client (client/) against the real slotd on Postgres.

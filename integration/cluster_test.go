@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotd/slotd/dbtest"
+	"github.com/slotd/slotd/internal/dbtest"
 )
 
 // cluster is a throwaway Postgres of one test, so that it can be stopped,

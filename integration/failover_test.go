@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/dbtest"
+	"github.com/slotd/slotd/internal/dbtest"
 )
 
 // TestFailoverLosesNoAcknowledgedTurn kills slotd's Postgres primary under

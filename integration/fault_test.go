@@ -24,7 +24,7 @@ import (
 
 	"github.com/slotd/slotd/api"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/dbtest"
+	"github.com/slotd/slotd/internal/dbtest"
 )
 
 // proxy stands between slotd and Postgres so a test can take the database

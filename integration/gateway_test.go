@@ -17,7 +17,7 @@ import (
 
 	"github.com/slotd/slotd/api/openapi"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/server"
+	"github.com/slotd/slotd/internal/server"
 )
 
 // The HTTP/JSON gateway of slotd serve, against the real server on Postgres.

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/server"
+	"github.com/slotd/slotd/internal/server"
 )
 
 // A port nothing listens on: Postgres "down".

@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/server"
+	"github.com/slotd/slotd/internal/server"
 )
 
 func TestStaleSessionAsksToResume(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/dbtest"
+	"github.com/slotd/slotd/internal/dbtest"
 )
 
 // Parallel tool calls: a model message calls several tools at once, and

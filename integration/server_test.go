@@ -14,8 +14,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/dbtest"
-	"github.com/slotd/slotd/server"
+	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/server"
 )
 
 // contractsDir is the shipped contracts plus test.many_slots, a contract of

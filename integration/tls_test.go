@@ -19,7 +19,7 @@ import (
 	"github.com/slotd/slotd/client"
 	"github.com/slotd/slotd/internal/certs"
 	"github.com/slotd/slotd/internal/certs/certstest"
-	"github.com/slotd/slotd/server"
+	"github.com/slotd/slotd/internal/server"
 )
 
 // TLS and mutual TLS on every listener, with certificates made in the test

@@ -118,7 +118,7 @@ func decisionOf(resp *slotdv1.TurnResponse, slot string) slotdv1.Decision {
 	return slotdv1.Decision_DECISION_UNSPECIFIED
 }
 
-// seedFirstTurn is the model's first call in seed 000: dirty, as sent.
+// seedFirstTurn is the model's first call in the card dispute: dirty, as sent.
 const seedFirstTurn = `{"card_last4": "•• 4417", "operation_date": "вчера", "amount": "1 200,50 ₽"}`
 
 func TestSeedDisputeDialogue(t *testing.T) {

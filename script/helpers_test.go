@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/server"
+	"github.com/slotd/slotd/internal/server"
 )
 
 // realServer starts slotd in-process on the memory store with the shipped

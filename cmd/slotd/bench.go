@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/slotd/slotd/bench"
+	"github.com/slotd/slotd/internal/bench"
 )
 
 const benchUsage = `usage: slotd bench [flags]

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/slotd/slotd/dbtest"
+	"github.com/slotd/slotd/internal/dbtest"
 )
 
 // benchLine is the part of slotd bench --json the tests read.

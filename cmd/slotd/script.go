@@ -16,8 +16,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/script"
-	"github.com/slotd/slotd/server"
 )
 
 const scriptUsage = `usage: slotd script run [flags] PATH...

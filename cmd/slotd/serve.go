@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/slotd/slotd/server"
+	"github.com/slotd/slotd/internal/server"
 )
 
 // env returns the value of an SLOTD_* variable, or def.

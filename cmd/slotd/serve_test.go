@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slotd/slotd/server"
+	"github.com/slotd/slotd/internal/server"
 )
 
 // serve -h prints no secret: the database URL and the keys come from the

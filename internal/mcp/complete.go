@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/metrics"
+	"github.com/slotd/slotd/internal/metrics"
 )
 
 var failureKinds = map[string]slotdv1.FailureKind{

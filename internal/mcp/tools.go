@@ -7,7 +7,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/slotd/slotd/contract"
-	"github.com/slotd/slotd/metrics"
+	"github.com/slotd/slotd/internal/metrics"
 )
 
 // The arguments slotd adds to every contract's own.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/slotd/slotd/dbtest"
+	"github.com/slotd/slotd/internal/dbtest"
 	"github.com/slotd/slotd/session"
 	"github.com/slotd/slotd/session/pgstore"
 	"github.com/slotd/slotd/session/sessiontest"

@@ -28,8 +28,8 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/migrations"
-	"github.com/slotd/slotd/server"
 	"github.com/slotd/slotd/session"
 	"github.com/slotd/slotd/session/pgstore"
 )

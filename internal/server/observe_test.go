@@ -29,9 +29,9 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/dbtest"
+	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/problem"
-	"github.com/slotd/slotd/server"
 )
 
 // seedNow is the seed's clock: the day after 2026-08-22.
@@ -43,7 +43,7 @@ var seedNow = time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
 func testContracts(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	shipped, err := filepath.Glob("../contracts/*.json")
+	shipped, err := filepath.Glob("../../contracts/*.json")
 	if err != nil || len(shipped) == 0 {
 		t.Fatalf("no shipped contracts: %v", err)
 	}

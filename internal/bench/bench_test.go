@@ -15,7 +15,7 @@ import (
 // not in the middle of a measurement.
 func TestDialoguesFollowTheShippedContracts(t *testing.T) {
 	t.Parallel()
-	cat, err := contract.LoadDir("../contracts")
+	cat, err := contract.LoadDir("../../contracts")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestDialoguesFollowTheShippedContracts(t *testing.T) {
 
 func TestRebase(t *testing.T) {
 	t.Parallel()
-	cat, err := contract.LoadDir("../contracts")
+	cat, err := contract.LoadDir("../../contracts")
 	if err != nil {
 		t.Fatal(err)
 	}

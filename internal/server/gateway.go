@@ -28,7 +28,7 @@ import (
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/auth"
 	"github.com/slotd/slotd/internal/certs"
-	"github.com/slotd/slotd/metrics"
+	"github.com/slotd/slotd/internal/metrics"
 	"github.com/slotd/slotd/problem"
 )
 

@@ -65,10 +65,10 @@ func throwawayDatabase(ctx context.Context, adminURL string, keep bool, progress
 // They were last touched an hour ago, well within the dispute's ttl, so
 // that a janitor has nothing to do with them.
 const (
-	preloadSessions = `INSERT INTO sessions (id, tenant, conversation_id, tool, status, version, state,
+	preloadSessions = `INSERT INTO sessions (id, tenant, conversation_id, tool, status, open, version, state,
 			last_action, approved_key, locale, time_zone, created_at, updated_at, ended_at)
 		SELECT md5('pre-' || g)::uuid, 'preload', 'pre-' || g, 'bank.open_dispute',
-			CASE WHEN g % 10 = 0 THEN 'active' ELSE 'completed' END, 5,
+			CASE WHEN g % 10 = 0 THEN 'active' ELSE 'completed' END, g % 10 = 0, 5,
 			jsonb_build_object('slots', jsonb_build_object('card_last4', lpad((g % 10000)::text, 4, '0'),
 				'operation_date', '2026-08-22', 'amount', (g % 90000 + 100)::text || '.00',
 				'reason', 'duplicate', 'original_operation_id', 'op-' || g),
@@ -77,18 +77,18 @@ const (
 			now() - interval '2 hours', now() - interval '1 hour',
 			CASE WHEN g % 10 = 0 THEN NULL ELSE now() - interval '1 hour' END
 		FROM generate_series($1::bigint, $2::bigint) g`
-	preloadConversations = `INSERT INTO conversations (tenant, conversation_id, active_session_id, created_at)
-		SELECT 'preload', 'pre-' || g, CASE WHEN g % 10 = 0 THEN md5('pre-' || g)::uuid END, now() - interval '2 days'
+	preloadConversations = `INSERT INTO conversations (tenant, conversation_id, created_at)
+		SELECT 'preload', 'pre-' || g, now() - interval '2 days'
 		FROM generate_series($1::bigint, $2::bigint) g`
-	preloadTurns = `INSERT INTO turns (tenant, conversation_id, turn_id, session_id, version, action, request, response, created_at)
-		SELECT 'preload', 'pre-' || g, 'pre-' || g || '/5', md5('pre-' || g)::uuid, 5, 'READY',
+	preloadTurns = `INSERT INTO turns (tenant, conversation_id, turn_id, session_id, tool, version, action, request, response, created_at)
+		SELECT 'preload', 'pre-' || g, 'pre-' || g || '/5', md5('pre-' || g)::uuid, 'bank.open_dispute', 5, 'READY',
 			jsonb_build_object('conversation_id', 'pre-' || g, 'tool', 'bank.open_dispute', 'turn_id', 'pre-' || g || '/5',
 				'arguments', jsonb_build_object('reason', 'duplicate', 'card_last4', '4417'), 'locale', 'ru'),
 			$3::jsonb || jsonb_build_object('turn_id', 'pre-' || g || '/5'),
 			now() - interval '1 day'
 		FROM generate_series($1::bigint, $2::bigint) g`
-	preloadChanges = `INSERT INTO slot_changes (session_id, version, ord, turn_id, slot, old_value, new_value, decision, created_at)
-		SELECT md5('pre-' || g)::uuid, 1 + o, 0, 'pre-' || g || '/' || (1 + o), s.slot, NULL, s.value, 'FILLED', now() - interval '1 day'
+	preloadChanges = `INSERT INTO slot_changes (tenant, conversation_id, session_id, version, ord, turn_id, slot, old_value, new_value, decision, created_at)
+		SELECT 'preload', 'pre-' || g, md5('pre-' || g)::uuid, 1 + o, 0, 'pre-' || g || '/' || (1 + o), s.slot, NULL, s.value, 'FILLED', now() - interval '1 day'
 		FROM generate_series($1::bigint, $2::bigint) g,
 			LATERAL (VALUES (0, 'card_last4', '"4417"'::jsonb), (1, 'operation_date', '"2026-08-22"'),
 				(2, 'amount', '"1200.50"'), (3, 'reason', '"duplicate"'), (4, 'original_operation_id', '"op-1"')) AS s(o, slot, value)`
@@ -122,7 +122,7 @@ func preload(ctx context.Context, pool *pgxpool.Pool, n int, progress io.Writer)
 			if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
 				return err
 			}
-			for _, q := range []string{preloadSessions, preloadConversations, preloadChanges} {
+			for _, q := range []string{preloadConversations, preloadSessions, preloadChanges} {
 				if _, err := tx.Exec(ctx, q, from, to); err != nil {
 					return err
 				}

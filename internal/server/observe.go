@@ -17,8 +17,8 @@ import (
 	"github.com/slotd/slotd/api"
 	"github.com/slotd/slotd/clarify"
 	"github.com/slotd/slotd/internal/certs"
+	"github.com/slotd/slotd/internal/metrics"
 	"github.com/slotd/slotd/internal/redact"
-	"github.com/slotd/slotd/metrics"
 	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
 )
