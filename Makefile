@@ -19,8 +19,10 @@ test: check proto-check node
 ## A count (Nx), not a duration: a duration races Go's fuzz coordinator on a
 ## busy machine and fails with "context deadline exceeded" and no crasher.
 FUZZTIME ?= 1000000x
-FUZZ_TARGETS := ./session:FuzzTurn ./api:FuzzStatus ./api:FuzzCodec \
-	./contract:FuzzNormalizeDate ./contract:FuzzNormalizeTime ./contract:FuzzNormalizeAmount ./contract:FuzzNormalizeInteger ./contract:FuzzNormalizeLastDigits ./contract:FuzzNormalizeEnum ./contract:FuzzNormalizeIATA ./contract:FuzzNormalizeText ./contract:FuzzNormalizeCurrency ./contract:FuzzNormalizeArgsAndCheck
+FUZZ_TARGETS := ./session:FuzzTurn ./api:FuzzStatus ./api:FuzzCodec ./contract:FuzzNormalizeArgsAndCheck \
+	./contract/normalizer:FuzzNormalizeDate ./contract/normalizer:FuzzNormalizeTime ./contract/normalizer:FuzzNormalizeAmount \
+	./contract/normalizer:FuzzNormalizeInteger ./contract/normalizer:FuzzNormalizeLastDigits ./contract/normalizer:FuzzNormalizeEnum \
+	./contract/normalizer:FuzzNormalizeIATA ./contract/normalizer:FuzzNormalizeText ./contract/normalizer:FuzzNormalizeCurrency
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

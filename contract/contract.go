@@ -20,10 +20,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/slotd/slotd/contract/normalizer"
 )
 
 // Contract is one tool's compiled input contract.
@@ -112,13 +115,12 @@ type Property struct {
 	// and a date on the other side is refused.
 	DateRange string
 
-	expected   map[string]string
-	ask        map[string]string
-	label      map[string]string
-	synonyms   map[string]string // folded synonym → enum value
-	foldedEnum []string
-	schema     *jsonschema.Schema
-	raw        *object // the property's schema as written
+	expected map[string]string
+	ask      map[string]string
+	label    map[string]string
+	enum     *normalizer.Enum // Enum with x-slotd.synonyms
+	schema   *jsonschema.Schema
+	raw      *object // the property's schema as written
 }
 
 // extension is the x-slotd member of the contract root.
@@ -314,7 +316,6 @@ func parseProperty(name string, raw json.RawMessage, tree *object) (*Property, e
 	for _, v := range pd.Enum {
 		if s, ok := v.(string); ok {
 			p.Enum = append(p.Enum, s)
-			p.foldedEnum = append(p.foldedEnum, fold(s))
 		}
 	}
 	if n := digitsOf(tree); n > 0 {
@@ -337,16 +338,8 @@ func parseProperty(name string, raw json.RawMessage, tree *object) (*Property, e
 				p.Expected = pick(p.expected, "en", "")
 			}
 		}
-		if len(x.Synonyms) > 0 {
-			p.synonyms = map[string]string{}
-			for value, syns := range x.Synonyms {
-				for _, s := range syns {
-					p.synonyms[fold(s)] = value
-				}
-			}
-		}
 		if x.Currency != "" {
-			if len(x.Currency) != 3 || !isLatin(x.Currency) || strings.ToUpper(x.Currency) != x.Currency {
+			if !isCurrencyCode(x.Currency) {
 				return nil, fmt.Errorf("x-slotd.currency: an ISO 4217 code such as RUB, not %q", x.Currency)
 			}
 			p.Currency = x.Currency
@@ -369,18 +362,37 @@ func parseProperty(name string, raw json.RawMessage, tree *object) (*Property, e
 			p.Digits = x.Digits
 		}
 		switch x.DateRange {
-		case "", rangePast, rangeFuture:
+		case "", normalizer.Past, normalizer.Future:
 			p.DateRange = x.DateRange
 		default:
 			return nil, fmt.Errorf("x-slotd.date_range: past or future, not %q", x.DateRange)
 		}
 	}
+	var synonyms map[string][]string
+	if pd.X != nil {
+		synonyms = pd.X.Synonyms
+	}
+	p.enum = normalizer.NewEnum(p.Enum, synonyms)
 	for _, n := range p.normalizers() {
 		if _, ok := normalizers[n]; !ok {
 			return nil, fmt.Errorf("x-slotd.normalize: unknown normalizer %q (known: %s)", n, strings.Join(NormalizerNames(), ", "))
 		}
 	}
 	return p, nil
+}
+
+// isCurrencyCode reports three capital Latin letters, the form of an ISO
+// 4217 code.
+func isCurrencyCode(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'A' || s[i] > 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // digitsOf reads how many digits a property holds from its pattern
@@ -397,7 +409,8 @@ func digitsOf(s *object) int {
 	minL, _ := s.get("minLength")
 	maxL, _ := s.get("maxLength")
 	if a, ok := minL.(json.Number); ok && a == maxL {
-		return atoi(string(a))
+		n, _ := strconv.Atoi(string(a))
+		return n
 	}
 	return 0
 }

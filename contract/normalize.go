@@ -2,17 +2,16 @@ package contract
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
-	"golang.org/x/text/unicode/norm"
 
+	"github.com/slotd/slotd/contract/normalizer"
 	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/problem"
 )
@@ -26,47 +25,45 @@ type Env struct {
 	Locale   string
 }
 
-// today is the turn's calendar day in its zone, as a UTC midnight so that
-// date arithmetic never meets a DST jump.
-func (e Env) today() time.Time {
-	loc := e.Location
-	if loc == nil {
-		loc = time.UTC
-	}
-	now := e.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	y, m, d := now.In(loc).Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-}
-
-// unfit is a normalizer's refusal: a message key of the catalog and its
-// arguments, worded in the turn's locale when the refusal is reported.
-type unfit struct {
-	key  string
-	args []any
-}
-
-func (u *unfit) Error() string { return tr("en", u.key, u.args...) }
-
-func refuse(key string, args ...any) *unfit { return &unfit{key: key, args: args} }
-
-// normalizer turns a raw value into the slot's value or refuses it.
-type normalizer func(v any, p *Property, env Env) (any, error)
+// normalizerFunc turns a raw value into the slot's value or refuses it,
+// with what the property and the turn say about the value.
+type normalizerFunc func(v any, p *Property, env Env) (any, error)
 
 // normalizers are the named entries a contract may list in
 // x-slotd.normalize; docs/contracts.md describes each.
-var normalizers = map[string]normalizer{
-	"text":     normalizeText,
-	"date":     normalizeDate,
-	"time":     normalizeTime,
-	"amount":   normalizeAmount,
-	"integer":  normalizeInteger,
-	"last4":    normalizeLastDigits,
-	"enum":     normalizeEnum,
-	"iata":     normalizeIATA,
-	"currency": normalizeCurrency,
+var normalizers = map[string]normalizerFunc{
+	"text": func(v any, _ *Property, _ Env) (any, error) { return normalizer.Text(v), nil },
+	"date": func(v any, p *Property, env Env) (any, error) {
+		return value(normalizer.Date(v, normalizer.DateOptions{Now: env.Now, Location: env.Location, Range: p.DateRange}))
+	},
+	"time": func(v any, _ *Property, _ Env) (any, error) { return value(normalizer.Time(v)) },
+	"amount": func(v any, p *Property, _ Env) (any, error) {
+		return value(normalizer.Amount(v, amountOptions(p)))
+	},
+	"integer":  func(v any, _ *Property, _ Env) (any, error) { return value(normalizer.Integer(v)) },
+	"last4":    func(v any, p *Property, _ Env) (any, error) { return value(normalizer.LastDigits(v, p.Digits)) },
+	"enum":     func(v any, p *Property, _ Env) (any, error) { return p.enum.Match(v), nil },
+	"iata":     func(v any, _ *Property, _ Env) (any, error) { return value(normalizer.IATA(v)) },
+	"currency": func(v any, _ *Property, _ Env) (any, error) { return value(normalizer.Currency(v)) },
+}
+
+// value is a parser's result as a normalizer's: nothing beside a refusal.
+func value[T any](v T, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// amountOptions are the property's scale and currency; a currency found in
+// an amount that fills another slot (x-slotd.currency_slot) is checked there,
+// not here.
+func amountOptions(p *Property) normalizer.AmountOptions {
+	o := normalizer.AmountOptions{Scale: p.Scale, Currency: p.Currency}
+	if p.CurrencySlot != "" {
+		o.Currency = ""
+	}
+	return o
 }
 
 // formatKeys are the catalog keys of each normalizer's accepted form.
@@ -120,7 +117,7 @@ func IsEmpty(v any) bool {
 	case nil:
 		return true
 	case string:
-		return cleanText(t) == ""
+		return normalizer.Clean(t) == ""
 	}
 	return false
 }
@@ -153,16 +150,12 @@ func (c *Contract) Normalize(slot string, raw any, env Env) (any, *problem.Field
 		// when the caller does not name one.
 		env.Location = c.loc
 	}
-	v := cleanValue(raw)
+	v := normalizer.CleanValue(raw)
 	for _, name := range p.normalizers() {
 		out, err := normalizers[name](v, p, env)
 		if err != nil {
 			lang := c.lang(env.Locale)
-			msg := err.Error()
-			if u, ok := err.(*unfit); ok {
-				msg = tr(lang, u.key, u.args...)
-			}
-			return nil, c.fieldError(p, raw, msg, lang)
+			return nil, c.fieldError(p, raw, refusalText(err, lang), lang)
 		}
 		v = out
 	}
@@ -226,7 +219,7 @@ func (c *Contract) NormalizeArgs(raw map[string]any, env Env) (map[string]any, [
 		if _, ok := out[slot]; !ok {
 			continue
 		}
-		code := currencyOf(raw[slot])
+		code := normalizer.CurrencyOf(raw[slot])
 		if code == "" {
 			continue
 		}
@@ -319,103 +312,13 @@ func validationForm(p *Property, v any) any {
 	return v
 }
 
-// invisible are the characters models copy from chat messages that a person
-// cannot see: zero-width spaces and joiners, the word joiner, the BOM, the
-// soft hyphen, and bidirectional marks.
-func invisible(r rune) bool {
-	switch r {
-	case '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u00ad',
-		'\u200e', '\u200f', '\u202a', '\u202b', '\u202c', '\u202d', '\u202e',
-		'\u2066', '\u2067', '\u2068', '\u2069', '\u180e':
-		return true
+// refusalText words a normalizer's refusal in a language.
+func refusalText(err error, lang string) string {
+	var r *normalizer.Refusal
+	if errors.As(err, &r) {
+		return tr(lang, r.Key, r.Args...)
 	}
-	return false
-}
-
-// cleanText trims, folds runs of white space to one space, strips invisible
-// characters, and composes to Unicode NFC. A clean ASCII string comes back
-// as it is, without allocating.
-func cleanText(s string) string {
-	if isCleanASCII(s) {
-		return s
-	}
-	if !norm.NFC.IsNormalString(s) {
-		s = norm.NFC.String(s)
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
-	for _, r := range s {
-		switch {
-		case invisible(r):
-			continue
-		case unicode.IsSpace(r):
-			space = b.Len() > 0
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteRune(r)
-	}
-	if b.Len() == len(s) && b.String() == s {
-		return s
-	}
-	return b.String()
-}
-
-func isCleanASCII(s string) bool {
-	if s == "" {
-		return true
-	}
-	if s[0] == ' ' || s[len(s)-1] == ' ' {
-		return false
-	}
-	prevSpace := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf || c < ' ' || c == 0x7f {
-			return false
-		}
-		if c == ' ' {
-			if prevSpace {
-				return false
-			}
-			prevSpace = true
-		} else {
-			prevSpace = false
-		}
-	}
-	return true
-}
-
-// cleanValue cleans every string in a value, in lists and objects too.
-func cleanValue(v any) any {
-	switch t := v.(type) {
-	case string:
-		return cleanText(t)
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = cleanValue(x)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = cleanValue(x)
-		}
-		return out
-	}
-	return v
-}
-
-func normalizeText(v any, _ *Property, _ Env) (any, error) {
-	if s, ok := v.(string); ok {
-		return cleanText(s), nil
-	}
-	return v, nil
+	return err.Error()
 }
 
 // Expected describes the accepted form of a slot with an example, in

@@ -1,4 +1,4 @@
-package contract
+package normalizer
 
 import (
 	"fmt"
@@ -73,16 +73,14 @@ var timeWords = map[string]byte{
 	"на": 'A',
 }
 
-func normalizeTime(v any, _ *Property, _ Env) (any, error) {
+// Time reads a time of day as models send it and returns it as HH:MM on a
+// 24-hour clock.
+func Time(v any) (string, error) {
 	s, ok := v.(string)
 	if !ok {
-		return nil, refuse("time.not_text")
+		return "", refuse("time.not_text")
 	}
-	t, err := clockOf(dateKey(s))
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
+	return clockOf(dateKey(s))
 }
 
 // clockOf reads a time of day from a key dateKey made, as "HH:MM".
@@ -108,8 +106,35 @@ type timeToken struct {
 	h, m int
 }
 
+// parseTime reads the hour and minute of a key: its words become tokens,
+// the order of the tokens says which is the hour and which the minute, and a
+// part of the day moves the hour onto the 24-hour clock.
 func parseTime(key string) (int, int, error) {
-	fields := strings.FieldsFunc(key, func(r rune) bool { return r == ' ' || r == ',' })
+	toks, part, err := timeTokens(strings.FieldsFunc(key, func(r rune) bool { return r == ' ' || r == ',' }))
+	if err != nil {
+		return 0, 0, err
+	}
+	h, m, ok := clockFromTokens(toks)
+	if !ok {
+		return 0, 0, refuse("time.not_time")
+	}
+	if h < 0 {
+		h += 12
+	}
+	if m < 0 || m > 59 || h > 23 {
+		return 0, 0, refuse("time.no_such")
+	}
+	h, ok = onTheClock(h, part)
+	if !ok {
+		return 0, 0, refuse("time.no_such")
+	}
+	return h, m, nil
+}
+
+// timeTokens reads the words of a time of day into tokens and the part of
+// the day they name ('m', 'a', 'e', 'n' or 0); two parts that disagree, or a
+// word that belongs to no time, refuse it.
+func timeTokens(fields []string) ([]timeToken, byte, error) {
 	var toks []timeToken
 	part := byte(0)
 	for _, f := range fields {
@@ -122,112 +147,117 @@ func parseTime(key string) (int, int, error) {
 		}
 		if p, ok := dayParts[f]; ok {
 			if part != 0 && part != p {
-				return 0, 0, refuse("time.not_time")
+				return nil, 0, refuse("time.not_time")
 			}
 			part = p
 			continue
 		}
-		if m := hhmm.FindStringSubmatch(f); m != nil {
-			toks = append(toks, timeToken{kind: 'T', h: atoi(m[1]), m: atoi(m[2])})
-			continue
+		more, ok := timeWord(f, toks)
+		if !ok {
+			return nil, 0, refuse("time.not_time")
 		}
-		if m := hhmmRaw.FindStringSubmatch(f); m != nil {
-			toks = append(toks, timeToken{kind: 'T', h: atoi(m[1]), m: atoi(m[2])})
-			continue
-		}
-		if m := hourTok.FindStringSubmatch(f); m != nil {
-			toks = append(toks, timeToken{kind: 'N', h: atoi(m[1])})
-			continue
-		}
-		if k, ok := timeWords[f]; ok {
-			toks = append(toks, timeToken{kind: k})
-			continue
-		}
-		if h, ok := hourOrdinals[f]; ok {
-			toks = append(toks, timeToken{kind: 'O', h: h})
-			continue
-		}
-		if h, ok := hourLocatives[f]; ok {
-			toks = append(toks, timeToken{kind: 'L', h: h})
-			continue
-		}
-		if strings.HasPrefix(f, "пол") {
-			rest := strings.TrimPrefix(strings.TrimPrefix(f, "пол"), "-")
-			if h, ok := hourOrdinals[rest]; ok {
-				toks = append(toks, timeToken{kind: 'H'}, timeToken{kind: 'O', h: h})
-				continue
-			}
-		}
-		if n, ok := minuteGenitives[f]; ok {
-			toks = append(toks, timeToken{kind: 'N', h: n})
-			continue
-		}
-		if n, ok := countWords[f]; ok {
-			// Number words join: "twenty five", "сорок пять".
-			if len(toks) > 0 && toks[len(toks)-1].kind == 'N' && toks[len(toks)-1].h >= 20 && toks[len(toks)-1].h%10 == 0 && n < 10 {
-				toks[len(toks)-1].h += n
-				continue
-			}
-			toks = append(toks, timeToken{kind: 'N', h: n})
-			continue
-		}
-		if strings.Contains(f, "-") {
-			// "forty-five", "twenty-one"
-			a, b, _ := strings.Cut(f, "-")
-			na, okA := countWords[a]
-			nb, okB := countWords[b]
-			if okA && okB && na >= 20 && nb < 10 {
-				toks = append(toks, timeToken{kind: 'N', h: na + nb})
-				continue
-			}
-		}
-		return 0, 0, refuse("time.not_time")
+		toks = more
 	}
+	return toks, part, nil
+}
+
+// timeWord adds the tokens of one word of a time to toks; ok is false for a
+// word that is no part of a time.
+func timeWord(f string, toks []timeToken) ([]timeToken, bool) {
+	if m := hhmm.FindStringSubmatch(f); m != nil {
+		return append(toks, timeToken{kind: 'T', h: atoi(m[1]), m: atoi(m[2])}), true
+	}
+	if m := hhmmRaw.FindStringSubmatch(f); m != nil {
+		return append(toks, timeToken{kind: 'T', h: atoi(m[1]), m: atoi(m[2])}), true
+	}
+	if m := hourTok.FindStringSubmatch(f); m != nil {
+		return append(toks, timeToken{kind: 'N', h: atoi(m[1])}), true
+	}
+	if k, ok := timeWords[f]; ok {
+		return append(toks, timeToken{kind: k}), true
+	}
+	if h, ok := hourOrdinals[f]; ok {
+		return append(toks, timeToken{kind: 'O', h: h}), true
+	}
+	if h, ok := hourLocatives[f]; ok {
+		return append(toks, timeToken{kind: 'L', h: h}), true
+	}
+	if strings.HasPrefix(f, "пол") {
+		rest := strings.TrimPrefix(strings.TrimPrefix(f, "пол"), "-")
+		if h, ok := hourOrdinals[rest]; ok {
+			return append(toks, timeToken{kind: 'H'}, timeToken{kind: 'O', h: h}), true
+		}
+	}
+	if n, ok := minuteGenitives[f]; ok {
+		return append(toks, timeToken{kind: 'N', h: n}), true
+	}
+	return numberWord(f, toks)
+}
+
+// numberWord adds a number written in words: "seven", "сорок пять" (the
+// units join the tens before them), "forty-five".
+func numberWord(f string, toks []timeToken) ([]timeToken, bool) {
+	if n, ok := countWords[f]; ok {
+		if last := len(toks) - 1; last >= 0 && toks[last].kind == 'N' && toks[last].h >= 20 && toks[last].h%10 == 0 && n < 10 {
+			toks[last].h += n
+			return toks, true
+		}
+		return append(toks, timeToken{kind: 'N', h: n}), true
+	}
+	if a, b, cut := strings.Cut(f, "-"); cut {
+		na, okA := countWords[a]
+		nb, okB := countWords[b]
+		if okA && okB && na >= 20 && nb < 10 {
+			return append(toks, timeToken{kind: 'N', h: na + nb}), true
+		}
+	}
+	return toks, false
+}
+
+// clockFromTokens reads the hour and minute from the order of the tokens:
+// "7 30", "half past 6", "без четверти восемь", "пів на сьому". The hour
+// before 0 ("quarter to zero") comes out as -1, which the caller turns into
+// 11.
+func clockFromTokens(toks []timeToken) (h, m int, ok bool) {
 	sig := make([]byte, len(toks))
 	for i, t := range toks {
 		sig[i] = t.kind
 	}
-	var h, m int
 	switch string(sig) {
 	case "T":
-		h, m = toks[0].h, toks[0].m
-	case "N":
-		h = toks[0].h
-	case "NN":
-		h, m = toks[0].h, toks[1].h
-	case "L":
-		h = toks[0].h
-	case "LN":
-		h, m = toks[0].h, toks[1].h
+		return toks[0].h, toks[0].m, true
+	case "N", "L":
+		return toks[0].h, 0, true
+	case "NN", "LN":
+		return toks[0].h, toks[1].h, true
 	case "HPN":
-		h, m = toks[2].h, 30
+		return toks[2].h, 30, true
 	case "QPN":
-		h, m = toks[2].h, 15
+		return toks[2].h, 15, true
 	case "NPN":
-		h, m = toks[2].h, toks[0].h
+		return toks[2].h, toks[0].h, true
 	case "QBN":
-		h, m = toks[2].h-1, 45
+		return toks[2].h - 1, 45, true
 	case "NBN":
-		h, m = toks[2].h-1, 60-toks[0].h
+		return toks[2].h - 1, 60 - toks[0].h, true
 	case "BQN", "BNN":
-		h, m = toks[2].h-1, 60-minuteOf(toks[1])
+		return toks[2].h - 1, 60 - minuteOf(toks[1]), true
 	case "HO", "HAO":
-		h, m = toks[len(toks)-1].h-1, 30
+		return toks[len(toks)-1].h - 1, 30, true
 	case "QO", "QAO":
-		h, m = toks[len(toks)-1].h-1, 15
-	default:
-		return 0, 0, refuse("time.not_time")
+		return toks[len(toks)-1].h - 1, 15, true
 	}
-	if h < 0 {
-		h += 12
-	}
-	if m < 0 || m > 59 || h > 23 {
-		return 0, 0, refuse("time.no_such")
-	}
+	return 0, 0, false
+}
+
+// onTheClock moves an hour said with a part of the day onto the 24-hour
+// clock: "7 вечера" is 19, "12 am" is 0, "2 ночи" is 2 and "11 ночи" 23; a
+// morning hour past noon ("19:00 утра") is no time at all.
+func onTheClock(h int, part byte) (int, bool) {
 	switch part {
 	case 'm':
 		if h > 12 {
-			return 0, 0, refuse("time.no_such")
+			return 0, false
 		}
 		if h == 12 {
 			h = 0
@@ -244,7 +274,7 @@ func parseTime(key string) (int, int, error) {
 			h += 12
 		}
 	}
-	return h, m, nil
+	return h, true
 }
 
 func minuteOf(t timeToken) int {

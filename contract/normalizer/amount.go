@@ -1,4 +1,4 @@
-package contract
+package normalizer
 
 import (
 	"encoding/json"
@@ -36,130 +36,80 @@ var multiplierWords = map[string]int32{
 	"мільйонів": 6, "million": 6, "mln": 6,
 }
 
-// normalizeAmount reads money as models send it. Separators follow one rule
-// for both conventions (docs/contracts.md): spaces and apostrophes group
-// thousands; when both "." and "," occur the later one is the decimal
-// separator; one kind occurring several times groups thousands; a single
-// "." or "," followed by exactly three digits after one to three leading
-// digits groups thousands ("1.200" and "1,200" are both 1200), otherwise it
-// is the decimal separator. The result has the canonical scale (2 unless
-// x-slotd.scale says otherwise), so "1200.5" and "1200.500" are one value.
-func normalizeAmount(v any, p *Property, _ Env) (any, error) {
+// AmountOptions are what an amount depends on besides its text.
+type AmountOptions struct {
+	// Scale is the number of decimals the amount keeps.
+	Scale int32
+	// Currency is the ISO 4217 code the amount must be in; an amount that
+	// names another is refused. Empty takes any currency (a caller that
+	// files the currency in a slot of its own passes none).
+	Currency string
+}
+
+// Amount reads money as models send it. Separators follow one rule for both
+// conventions (docs/contracts.md): spaces and apostrophes group thousands;
+// when both "." and "," occur the later one is the decimal separator; one
+// kind occurring several times groups thousands; a single "." or ","
+// followed by exactly three digits after one to three leading digits groups
+// thousands ("1.200" and "1,200" are both 1200), otherwise it is the decimal
+// separator. The result has the scale of the options, so "1200.5" and
+// "1200.500" are one value.
+func Amount(v any, o AmountOptions) (string, error) {
 	var d decimal.Decimal
 	var currency string
 	switch t := v.(type) {
 	case float64:
 		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, refuse("amount.not_number")
+			return "", refuse("amount.not_number")
 		}
 		d = decimal.NewFromFloat(t)
 	case json.Number:
 		var err error
 		if d, err = decimal.NewFromString(string(t)); err != nil {
-			return nil, refuse("amount.not_number")
+			return "", refuse("amount.not_number")
 		}
 	case string:
 		var err error
 		if d, currency, err = parseAmount(t); err != nil {
-			return nil, err
+			return "", err
 		}
 	default:
-		return nil, refuse("amount.not_number")
+		return "", refuse("amount.not_number")
 	}
-	if currency != "" && p.Currency != "" && p.CurrencySlot == "" && currency != p.Currency {
-		return nil, refuse("currency.wrong", currency, p.Currency)
+	if currency != "" && o.Currency != "" && currency != o.Currency {
+		return "", refuse("currency.wrong", currency, o.Currency)
 	}
-	scale := p.Scale
-	if d.Exponent() < -scale {
-		if !d.Equal(d.Truncate(scale)) {
-			if scale == 0 {
-				return nil, refuse("amount.whole")
-			}
-			return nil, refuse("amount.decimals", scale)
+	if d.Exponent() < -o.Scale && !d.Equal(d.Truncate(o.Scale)) {
+		if o.Scale == 0 {
+			return "", refuse("amount.whole")
 		}
+		return "", refuse("amount.decimals", o.Scale)
 	}
-	return d.StringFixed(scale), nil
+	return d.StringFixed(o.Scale), nil
 }
 
-// currencyOf is the currency a raw amount names, or "".
-func currencyOf(v any) string {
+// CurrencyOf is the currency a raw amount names ("$1,200" → USD), or "".
+func CurrencyOf(v any) string {
 	s, ok := v.(string)
 	if !ok {
 		return ""
 	}
-	_, code, err := parseAmount(cleanText(s))
+	_, code, err := parseAmount(Clean(s))
 	if err != nil {
 		return ""
 	}
 	return code
 }
 
+// parseAmount reads an amount written as text: its number, and the currency
+// it names, if any.
 func parseAmount(s string) (decimal.Decimal, string, error) {
-	var (
-		num      = make([]byte, 0, len(s))
-		currency string
-		neg      bool
-		shift    int32
-		lastWord bool // the previous token was a word: "руб." ends with a stop
-	)
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		switch {
-		case r >= '0' && r <= '9':
-			num = append(num, byte(r))
-			lastWord = false
-		case r == '.' || r == ',':
-			if lastWord && (i+1 == len(rs) || !isDigit(rs[i+1])) {
-				continue // the stop of an abbreviation
-			}
-			num = append(num, byte(r))
-		case r == '-' || r == '−' || r == '–':
-			if neg || len(num) > 0 {
-				return decimal.Decimal{}, "", refuse("amount.not_amount")
-			}
-			neg = true
-		case r == '+' && len(num) == 0 && !neg:
-		case unicode.IsSpace(r) || r == '\'' || r == '’' || r == '_':
-			if len(num) > 0 && num[len(num)-1] != ' ' {
-				num = append(num, ' ')
-			}
-		case unicode.IsLetter(r):
-			j := i
-			for j < len(rs) && unicode.IsLetter(rs[j]) {
-				j++
-			}
-			word := strings.ToLower(string(rs[i:j]))
-			i = j - 1
-			lastWord = true
-			if word == "us" && j < len(rs) && rs[j] == '$' {
-				continue
-			}
-			if code, ok := currencyWords[word]; ok {
-				if currency != "" && currency != code {
-					return decimal.Decimal{}, "", refuse("currency.two")
-				}
-				currency = code
-				continue
-			}
-			if m, ok := multiplierWords[word]; ok && shift == 0 && len(num) > 0 {
-				shift = m
-				continue
-			}
-			return decimal.Decimal{}, "", refuse("amount.not_amount")
-		default:
-			code, ok := currencySigns[r]
-			if !ok {
-				return decimal.Decimal{}, "", refuse("amount.not_amount")
-			}
-			if currency != "" && currency != code {
-				return decimal.Decimal{}, "", refuse("currency.two")
-			}
-			currency = code
-			lastWord = false
-		}
+	var sc amountScanner
+	sc.num = make([]byte, 0, len(s))
+	if err := sc.scan([]rune(s)); err != nil {
+		return decimal.Decimal{}, "", err
 	}
-	text, ok := canonicalNumber(strings.TrimSpace(string(num)))
+	text, ok := canonicalNumber(strings.TrimSpace(string(sc.num)))
 	if !ok {
 		return decimal.Decimal{}, "", refuse("amount.not_amount")
 	}
@@ -167,16 +117,101 @@ func parseAmount(s string) (decimal.Decimal, string, error) {
 	if err != nil {
 		return decimal.Decimal{}, "", refuse("amount.not_amount")
 	}
-	if shift > 0 {
-		d = d.Shift(shift)
+	if sc.shift > 0 {
+		d = d.Shift(sc.shift)
 	}
-	if neg {
+	if sc.neg {
 		d = d.Neg()
 	}
-	return d, currency, nil
+	return d, sc.currency, nil
 }
 
-// canonicalNumber applies the separator rule of normalizeAmount: it returns
+// amountScanner collects the digits and separators of an amount, with the
+// sign, currency and multiplier the text around them names.
+type amountScanner struct {
+	num      []byte // digits, "." and ",", and one space for a run of group separators
+	currency string
+	neg      bool
+	shift    int32 // a multiplier word's power of ten: "тыс." 3, "млн" 6
+	lastWord bool  // the previous token was a word: "руб." ends with a stop
+}
+
+func (sc *amountScanner) scan(rs []rune) error {
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r >= '0' && r <= '9':
+			sc.num = append(sc.num, byte(r))
+			sc.lastWord = false
+		case r == '.' || r == ',':
+			if sc.lastWord && (i+1 == len(rs) || !isDigit(rs[i+1])) {
+				continue // the stop of an abbreviation
+			}
+			sc.num = append(sc.num, byte(r))
+		case r == '-' || r == '−' || r == '–':
+			if sc.neg || len(sc.num) > 0 {
+				return refuse("amount.not_amount")
+			}
+			sc.neg = true
+		case r == '+' && len(sc.num) == 0 && !sc.neg:
+		case unicode.IsSpace(r) || r == '\'' || r == '’' || r == '_':
+			if len(sc.num) > 0 && sc.num[len(sc.num)-1] != ' ' {
+				sc.num = append(sc.num, ' ')
+			}
+		case unicode.IsLetter(r):
+			j := i
+			for j < len(rs) && unicode.IsLetter(rs[j]) {
+				j++
+			}
+			if err := sc.word(strings.ToLower(string(rs[i:j])), j < len(rs) && rs[j] == '$'); err != nil {
+				return err
+			}
+			i = j - 1
+		default:
+			if err := sc.sign(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// word takes a word of an amount: a currency, a multiplier after the
+// number, or "US" before "$".
+func (sc *amountScanner) word(word string, beforeDollar bool) error {
+	sc.lastWord = true
+	if word == "us" && beforeDollar {
+		return nil
+	}
+	if code, ok := currencyWords[word]; ok {
+		return sc.setCurrency(code)
+	}
+	if m, ok := multiplierWords[word]; ok && sc.shift == 0 && len(sc.num) > 0 {
+		sc.shift = m
+		return nil
+	}
+	return refuse("amount.not_amount")
+}
+
+// sign takes a currency sign; any other symbol is no part of an amount.
+func (sc *amountScanner) sign(r rune) error {
+	code, ok := currencySigns[r]
+	if !ok {
+		return refuse("amount.not_amount")
+	}
+	sc.lastWord = false
+	return sc.setCurrency(code)
+}
+
+func (sc *amountScanner) setCurrency(code string) error {
+	if sc.currency != "" && sc.currency != code {
+		return refuse("currency.two")
+	}
+	sc.currency = code
+	return nil
+}
+
+// canonicalNumber applies the separator rule of Amount: it returns
 // the number as "1200.50", or false when the grouping makes no sense.
 func canonicalNumber(num string) (string, bool) {
 	num = strings.TrimRight(num, ".,")
@@ -241,12 +276,12 @@ func canonicalNumber(num string) (string, bool) {
 
 func isDigit(r rune) bool { return r >= '0' && r <= '9' }
 
-// normalizeCurrency turns a currency sign, word or code into its ISO 4217
-// code: "₽", "руб.", "рублей" → RUB; "$", "dollars" → USD.
-func normalizeCurrency(v any, _ *Property, _ Env) (any, error) {
+// Currency turns a currency sign, word or code into its ISO 4217 code: "₽",
+// "руб.", "рублей" → RUB; "$", "dollars" → USD.
+func Currency(v any) (string, error) {
 	s, ok := v.(string)
 	if !ok {
-		return nil, refuse("currency.not_currency")
+		return "", refuse("currency.not_currency")
 	}
 	s = strings.Trim(s, " .")
 	if rs := []rune(s); len(rs) == 1 {
@@ -258,8 +293,8 @@ func normalizeCurrency(v any, _ *Property, _ Env) (any, error) {
 	if code, ok := currencyWords[lower]; ok {
 		return code, nil
 	}
-	if len(s) == 3 && strings.IndexFunc(s, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') }) < 0 {
+	if len(s) == 3 && isLatin(s) {
 		return strings.ToUpper(s), nil
 	}
-	return nil, refuse("currency.not_currency")
+	return "", refuse("currency.not_currency")
 }

@@ -1,4 +1,4 @@
-package contract
+package normalizer
 
 import (
 	"encoding/json"
@@ -47,30 +47,31 @@ var countWords = func() map[string]int {
 	return m
 }()
 
-// normalizeInteger reads a count: 4, "4", "4 человека", "two people",
-// "двое", "на двоих", "двоє дорослих". Exactly one number must be there; "2
-// adults and 1 child" is refused as ambiguous rather than summed.
-func normalizeInteger(v any, _ *Property, _ Env) (any, error) {
+// Integer reads a count: 4, "4", "4 человека", "two people", "двое", "на
+// двоих", "двоє дорослих". Exactly one number must be there; "2 adults and 1
+// child" is refused as ambiguous rather than summed. The count comes back as
+// a JSON number.
+func Integer(v any) (float64, error) {
 	switch t := v.(type) {
 	case float64:
 		if math.IsNaN(t) || math.IsInf(t, 0) || t != math.Trunc(t) {
-			return nil, refuse("count.not_whole")
+			return 0, refuse("count.not_whole")
 		}
 		return t, nil
 	case json.Number:
 		f, err := t.Float64()
 		if err != nil || f != math.Trunc(f) {
-			return nil, refuse("count.not_whole")
+			return 0, refuse("count.not_whole")
 		}
 		return f, nil
 	case string:
 		n, err := parseCount(t)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		return float64(n), nil
 	}
-	return nil, refuse("count.not_count")
+	return 0, refuse("count.not_count")
 }
 
 func parseCount(s string) (int, error) {

@@ -1,8 +1,7 @@
-package contract
+package normalizer
 
 import (
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -49,10 +48,13 @@ var (
 	dayTok  = regexp.MustCompile(`^(\d{1,2})(st|nd|rd|th|-?го|-?е|-?ое|-?ого|-?те|-?ге|-?й|-?ий|-?ре)?$`)
 )
 
+// The sides of today a date may be restricted to (x-slotd.date_range).
 const (
-	rangePast   = "past"
-	rangeFuture = "future"
+	Past   = "past"
+	Future = "future"
+)
 
+const (
 	// maxRelativeDays bounds "in N days" and "N weeks ago" to a leap year:
 	// further out, a count of days is more likely a slip than a plan.
 	maxRelativeDays = 366
@@ -61,21 +63,49 @@ const (
 	maxDateWords = 12
 )
 
-func normalizeDate(v any, p *Property, env Env) (any, error) {
+// DateOptions are what a date depends on besides its text.
+type DateOptions struct {
+	// Now is the turn's clock (the wall clock when zero), and Location the
+	// zone whose calendar day is today (UTC when nil).
+	Now      time.Time
+	Location *time.Location
+	// Range is Past or Future when only such dates make sense: "15.12" then
+	// resolves to that side of today, and a date on the other side is
+	// refused. Empty allows both.
+	Range string
+}
+
+// today is the turn's calendar day in its zone, as a UTC midnight so that
+// date arithmetic never meets a DST jump.
+func (o DateOptions) today() time.Time {
+	loc := o.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	y, m, d := now.In(loc).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// Date reads a date as models send it and returns it as YYYY-MM-DD.
+func Date(v any, o DateOptions) (string, error) {
 	s, ok := v.(string)
 	if !ok {
-		return nil, refuse("date.not_text")
+		return "", refuse("date.not_text")
 	}
-	today := env.today()
-	d, err := parseDate(s, today, p.DateRange)
+	today := o.today()
+	d, err := parseDate(s, today, o.Range)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	switch {
-	case p.DateRange == rangePast && d.After(today):
-		return nil, refuse("date.future", today.Format(time.DateOnly))
-	case p.DateRange == rangeFuture && d.Before(today):
-		return nil, refuse("date.past", today.Format(time.DateOnly))
+	case o.Range == Past && d.After(today):
+		return "", refuse("date.future", today.Format(time.DateOnly))
+	case o.Range == Future && d.Before(today):
+		return "", refuse("date.past", today.Format(time.DateOnly))
 	}
 	return d.Format(time.DateOnly), nil
 }
@@ -102,8 +132,8 @@ func parseDate(s string, today time.Time, rng string) (time.Time, error) {
 }
 
 func isNotDate(err error) bool {
-	u, ok := err.(*unfit)
-	return ok && u.key == "date.not_date"
+	r, ok := err.(*Refusal)
+	return ok && r.Key == "date.not_date"
 }
 
 // parseDay reads a date written on its own.
@@ -493,7 +523,7 @@ func dayOfMonthAway(today time.Time, day int, next, last bool) (time.Time, error
 // or before today for a past-only date.
 func weekday(today time.Time, wd int, rng string) time.Time {
 	diff := (wd - isoWeekday(today) + 7) % 7
-	if rng == rangePast {
+	if rng == Past {
 		return today.AddDate(0, 0, -((isoWeekday(today) - wd + 7) % 7))
 	}
 	return today.AddDate(0, 0, diff)
@@ -538,11 +568,11 @@ func dayMonth(day, month int, today time.Time, rng string) (time.Time, error) {
 	}
 	d, err := makeDate(year, month, day)
 	switch rng {
-	case rangePast:
+	case Past:
 		if err != nil || d.After(today) {
 			d, err = makeDate(year-1, month, day)
 		}
-	case rangeFuture:
+	case Future:
 		if err != nil || d.Before(today) {
 			d, err = makeDate(year+1, month, day)
 		}
@@ -558,10 +588,10 @@ func dayOfMonth(day int, today time.Time, rng string) (time.Time, error) {
 	first := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC)
 	d, err := makeDate(first.Year(), int(first.Month()), day)
 	switch {
-	case rng == rangePast && (err != nil || d.After(today)):
+	case rng == Past && (err != nil || d.After(today)):
 		prev := first.AddDate(0, -1, 0)
 		return makeDate(prev.Year(), int(prev.Month()), day)
-	case rng != rangePast && (err != nil || d.Before(today)):
+	case rng != Past && (err != nil || d.Before(today)):
 		next := first.AddDate(0, 1, 0)
 		return makeDate(next.Year(), int(next.Month()), day)
 	}
@@ -575,18 +605,4 @@ func makeDate(y, m, d int) (time.Time, error) {
 		return time.Time{}, refuse("date.no_such")
 	}
 	return t, nil
-}
-
-func atoi(s string) int {
-	n, _ := strconv.Atoi(s)
-	return n
-}
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
