@@ -75,7 +75,6 @@ type Contract struct {
 	schema      *jsonschema.Schema
 	loc         *time.Location
 	raw         *object // the contract as written, members in file order
-	file        string
 }
 
 // Property is one slot of a contract.
@@ -173,12 +172,28 @@ type propertyDocument struct {
 
 // Parse compiles one contract file. The name is used in error messages.
 func Parse(name string, src []byte) (*Contract, error) {
-	var doc document
-	if err := json.Unmarshal(src, &doc); err != nil {
+	c, doc, err := parseRoot(src)
+	if err == nil {
+		err = c.parseProperties(src, doc)
+	}
+	if err == nil {
+		err = c.compile(src, doc.X.Output)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("contract %s: %w", name, err)
 	}
+	return c, nil
+}
+
+// parseRoot reads the root's own members: the tool's name, description and
+// x-slotd settings.
+func parseRoot(src []byte) (*Contract, *document, error) {
+	var doc document
+	if err := json.Unmarshal(src, &doc); err != nil {
+		return nil, nil, err
+	}
 	if doc.X == nil || doc.X.Name == "" {
-		return nil, fmt.Errorf("contract %s: x-slotd.name is required", name)
+		return nil, nil, errors.New("x-slotd.name is required")
 	}
 	sum := sha256.Sum256(src)
 	c := &Contract{
@@ -190,106 +205,122 @@ func Parse(name string, src []byte) (*Contract, error) {
 		TimeZone:      doc.X.TimeZone,
 		DefaultLocale: doc.X.DefaultLocale,
 		Source:        src,
+		CarryOver:     doc.X.CarryOver == nil || *doc.X.CarryOver,
 		confirmText:   doc.X.ConfirmText,
 		label:         doc.X.Label,
 		Exclusive:     doc.X.Exclusive,
 		byName:        map[string]*Property{},
 	}
+	if c.DefaultLocale == "" {
+		c.DefaultLocale = "en"
+	}
+	if err := c.parseTimes(doc.X); err != nil {
+		return nil, nil, err
+	}
+	return c, &doc, nil
+}
+
+// parseTimes reads the time zone and the idle times of x-slotd.
+func (c *Contract) parseTimes(x *extension) error {
 	if c.TimeZone == "" {
 		c.TimeZone = "UTC"
 	}
 	loc, err := time.LoadLocation(c.TimeZone)
 	if err != nil {
-		return nil, fmt.Errorf("contract %s: x-slotd.time_zone: %w", name, err)
+		return fmt.Errorf("x-slotd.time_zone: %w", err)
 	}
 	c.loc = loc
-	c.file = name
-	if c.DefaultLocale == "" {
-		c.DefaultLocale = "en"
-	}
-	c.CarryOver = doc.X.CarryOver == nil || *doc.X.CarryOver
 	for _, d := range []struct {
 		name string
 		src  string
 		dst  *time.Duration
-	}{{"stale_after", doc.X.StaleAfter, &c.StaleAfter}, {"ttl", doc.X.TTL, &c.TTL}} {
+	}{{"stale_after", x.StaleAfter, &c.StaleAfter}, {"ttl", x.TTL, &c.TTL}} {
 		if d.src == "" {
 			continue
 		}
 		v, err := time.ParseDuration(d.src)
 		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("contract %s: x-slotd.%s: a positive duration such as 30m or 24h", name, d.name)
+			return fmt.Errorf("x-slotd.%s: a positive duration such as 30m or 24h", d.name)
 		}
 		*d.dst = v
 	}
 	if c.StaleAfter > 0 && c.TTL > 0 && c.StaleAfter >= c.TTL {
-		return nil, fmt.Errorf("contract %s: x-slotd.stale_after must be shorter than x-slotd.ttl", name)
+		return errors.New("x-slotd.stale_after must be shorter than x-slotd.ttl")
 	}
+	return nil
+}
 
+// parseProperties reads the properties in file order, and the slots the
+// root requires.
+func (c *Contract) parseProperties(src []byte, doc *document) error {
 	tree, err := decodeOrdered(src)
 	if err != nil {
-		return nil, fmt.Errorf("contract %s: %w", name, err)
+		return err
 	}
 	root, ok := tree.(*object)
 	if !ok {
-		return nil, fmt.Errorf("contract %s: the contract must be a JSON object", name)
+		return errors.New("the contract must be a JSON object")
 	}
 	c.raw = root
 	props := root.obj("properties")
 	if props == nil || len(props.keys) == 0 {
-		return nil, fmt.Errorf("contract %s: the contract has no properties", name)
+		return errors.New("the contract has no properties")
 	}
 	for _, pname := range props.keys {
 		p, err := parseProperty(pname, doc.Properties[pname], props.obj(pname))
 		if err != nil {
-			return nil, fmt.Errorf("contract %s: property %s: %w", name, pname, err)
+			return fmt.Errorf("property %s: %w", pname, err)
 		}
 		c.Properties = append(c.Properties, p)
 		c.byName[pname] = p
 	}
 	for _, p := range c.Properties {
 		if p.CurrencySlot != "" && c.byName[p.CurrencySlot] == nil {
-			return nil, fmt.Errorf("contract %s: property %s: x-slotd.currency_slot names unknown property %q", name, p.Name, p.CurrencySlot)
+			return fmt.Errorf("property %s: x-slotd.currency_slot names unknown property %q", p.Name, p.CurrencySlot)
 		}
 	}
 	for _, r := range doc.Required {
 		if c.byName[r] == nil {
-			return nil, fmt.Errorf("contract %s: required names unknown property %q", name, r)
+			return fmt.Errorf("required names unknown property %q", r)
 		}
 	}
 	c.Required = c.InOrder(doc.Required)
+	return nil
+}
 
-	// Compile the whole schema and each property's own schema from the same
-	// resource, so that $ref and $defs resolve the same way in both.
+// compile compiles the whole schema, the output contract and each
+// property's own schema from the same resource, so that $ref and $defs
+// resolve the same way in all of them.
+func (c *Contract) compile(src []byte, output json.RawMessage) error {
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(src))
 	if err != nil {
-		return nil, fmt.Errorf("contract %s: %w", name, err)
+		return err
 	}
 	url := "slotd:///" + c.Name + ".json"
 	comp := jsonschema.NewCompiler()
 	comp.DefaultDraft(jsonschema.Draft2020)
 	comp.AssertFormat()
 	if err := comp.AddResource(url, inst); err != nil {
-		return nil, fmt.Errorf("contract %s: %w", name, err)
+		return err
 	}
 	if c.schema, err = comp.Compile(url); err != nil {
-		return nil, fmt.Errorf("contract %s: %w", name, err)
+		return err
 	}
-	if len(doc.X.Output) > 0 {
+	if len(output) > 0 {
 		c.output = &Output{}
-		if c.output.fields, err = parseOutputFields(doc.X.Output); err != nil {
-			return nil, fmt.Errorf("contract %s: x-slotd.output: %w", name, err)
+		if c.output.fields, err = parseOutputFields(output); err != nil {
+			return fmt.Errorf("x-slotd.output: %w", err)
 		}
 		if c.output.schema, err = comp.Compile(url + "#/x-slotd/output"); err != nil {
-			return nil, fmt.Errorf("contract %s: x-slotd.output: %w", name, err)
+			return fmt.Errorf("x-slotd.output: %w", err)
 		}
 	}
 	for _, p := range c.Properties {
 		if p.schema, err = comp.Compile(url + "#/properties/" + escapePointer(p.Name)); err != nil {
-			return nil, fmt.Errorf("contract %s: property %s: %w", name, p.Name, err)
+			return fmt.Errorf("property %s: %w", p.Name, err)
 		}
 	}
-	return c, nil
+	return nil
 }
 
 func parseProperty(name string, raw json.RawMessage, tree *object) (*Property, error) {
@@ -297,19 +328,7 @@ func parseProperty(name string, raw json.RawMessage, tree *object) (*Property, e
 	if err := json.Unmarshal(raw, &pd); err != nil {
 		return nil, err
 	}
-	p := &Property{Name: name, Format: pd.Format, Description: pd.Description, raw: tree, Digits: 4, Scale: 2}
-	switch t := pd.Type.(type) {
-	case string:
-		p.Type = t
-	case []any:
-		// ["string","null"]: the first non-null type is the slot's type.
-		for _, v := range t {
-			if s, _ := v.(string); s != "" && s != "null" {
-				p.Type = s
-				break
-			}
-		}
-	}
+	p := &Property{Name: name, Type: typeOf(pd.Type), Format: pd.Format, Description: pd.Description, raw: tree, Digits: 4, Scale: 2}
 	if p.Type == "integer" {
 		p.Scale = 0
 	}
@@ -321,56 +340,12 @@ func parseProperty(name string, raw json.RawMessage, tree *object) (*Property, e
 	if n := digitsOf(tree); n > 0 {
 		p.Digits = n
 	}
-	if x := pd.X; x != nil {
-		p.Normalize = x.Normalize
-		p.Irreversible = x.Irreversible
-		p.Sensitive = x.Sensitive
-		p.ask = x.Ask
-		p.label = x.Label
-		if len(x.Expected) > 0 {
-			var one string
-			if err := json.Unmarshal(x.Expected, &one); err == nil {
-				p.expected = map[string]string{"en": one}
-				p.Expected = one
-			} else if err := json.Unmarshal(x.Expected, &p.expected); err != nil {
-				return nil, errors.New("x-slotd.expected: a text, or texts by locale")
-			} else {
-				p.Expected = pick(p.expected, "en", "")
-			}
-		}
-		if x.Currency != "" {
-			if !isCurrencyCode(x.Currency) {
-				return nil, fmt.Errorf("x-slotd.currency: an ISO 4217 code such as RUB, not %q", x.Currency)
-			}
-			p.Currency = x.Currency
-		}
-		p.CurrencySlot = x.CurrencySlot
-		if x.MaxAttempts < 0 {
-			return nil, errors.New("x-slotd.max_attempts: a positive number of attempts")
-		}
-		p.MaxAttempts = x.MaxAttempts
-		if x.Scale != nil {
-			if *x.Scale < 0 || *x.Scale > 8 {
-				return nil, errors.New("x-slotd.scale: 0 to 8 decimals")
-			}
-			p.Scale = *x.Scale
-		}
-		if x.Digits != 0 {
-			if x.Digits < 1 || x.Digits > 19 {
-				return nil, errors.New("x-slotd.digits: 1 to 19")
-			}
-			p.Digits = x.Digits
-		}
-		switch x.DateRange {
-		case "", normalizer.Past, normalizer.Future:
-			p.DateRange = x.DateRange
-		default:
-			return nil, fmt.Errorf("x-slotd.date_range: past or future, not %q", x.DateRange)
-		}
-	}
 	var synonyms map[string][]string
-	if pd.X != nil {
-		synonyms = pd.X.Synonyms
+	if x := pd.X; x != nil {
+		if err := p.parseExtension(x); err != nil {
+			return nil, err
+		}
+		synonyms = x.Synonyms
 	}
 	p.enum = normalizer.NewEnum(p.Enum, synonyms)
 	for _, n := range p.normalizers() {
@@ -379,6 +354,77 @@ func parseProperty(name string, raw json.RawMessage, tree *object) (*Property, e
 		}
 	}
 	return p, nil
+}
+
+// typeOf is a property's type: the type, or the first non-null one of a
+// list (["string","null"]).
+func typeOf(t any) string {
+	switch t := t.(type) {
+	case string:
+		return t
+	case []any:
+		for _, v := range t {
+			if s, _ := v.(string); s != "" && s != "null" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// parseExtension reads a property's x-slotd member.
+func (p *Property) parseExtension(x *propertyExtension) error {
+	p.Normalize = x.Normalize
+	p.Irreversible = x.Irreversible
+	p.Sensitive = x.Sensitive
+	p.ask = x.Ask
+	p.label = x.Label
+	p.CurrencySlot = x.CurrencySlot
+	if len(x.Expected) > 0 {
+		var one string
+		if err := json.Unmarshal(x.Expected, &one); err == nil {
+			p.expected = map[string]string{"en": one}
+			p.Expected = one
+		} else if err := json.Unmarshal(x.Expected, &p.expected); err != nil {
+			return errors.New("x-slotd.expected: a text, or texts by locale")
+		} else {
+			p.Expected = pick(p.expected, "en", "")
+		}
+	}
+	if x.Currency != "" {
+		if !isCurrencyCode(x.Currency) {
+			return fmt.Errorf("x-slotd.currency: an ISO 4217 code such as RUB, not %q", x.Currency)
+		}
+		p.Currency = x.Currency
+	}
+	if x.MaxAttempts < 0 {
+		return errors.New("x-slotd.max_attempts: a positive number of attempts")
+	}
+	p.MaxAttempts = x.MaxAttempts
+	return p.parseBounds(x)
+}
+
+// parseBounds reads the scale, the digits and the date range of x-slotd.
+func (p *Property) parseBounds(x *propertyExtension) error {
+	if x.Scale != nil {
+		if *x.Scale < 0 || *x.Scale > 8 {
+			return errors.New("x-slotd.scale: 0 to 8 decimals")
+		}
+		p.Scale = *x.Scale
+	}
+	if x.Digits != 0 {
+		if x.Digits < 1 || x.Digits > 19 {
+			return errors.New("x-slotd.digits: 1 to 19")
+		}
+		p.Digits = x.Digits
+	}
+	switch x.DateRange {
+	case "", normalizer.Past, normalizer.Future:
+		p.DateRange = x.DateRange
+	default:
+		return fmt.Errorf("x-slotd.date_range: past or future, not %q", x.DateRange)
+	}
+	return nil
 }
 
 // isCurrencyCode reports three capital Latin letters, the form of an ISO

@@ -122,7 +122,6 @@ func lintFile(file string, src []byte) (*Contract, []Finding) {
 		add(SeverityError, ptr, "%s", strings.TrimPrefix(err.Error(), "contract "+path.Base(file)+": "))
 		return nil, out
 	}
-	c.file = file
 	if t := root.str("type"); t != "object" {
 		add(SeverityError, "/type", `the root must be "type": "object": both providers take an object of arguments`)
 	}

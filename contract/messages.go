@@ -3,8 +3,10 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
+	"regexp/syntax"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // slotd words its refusals in English, Russian and Ukrainian: the
@@ -382,153 +384,99 @@ func patternWords(pattern, lang string) string {
 	return strings.Join(parts, tr(lang, "words.then"))
 }
 
+// patternAtom is one step of a simple pattern: a literal text, or a kind
+// of character with how many of it.
 type patternAtom struct {
 	literal  string
 	class    charClass
 	min, max int // max -1: unbounded
 }
 
-// parsePattern reads an anchored sequence of character classes and
-// literals with quantifiers; anything else (groups, alternation,
-// look-arounds) is not read.
+// parsePattern reads an anchored sequence of literals and character
+// classes, each class with a count, from the pattern's syntax tree; anything
+// else (groups, alternation, look-arounds, case folding, classes slotd has
+// no name for) is not read.
 func parsePattern(p string) ([]patternAtom, bool) {
-	if !strings.HasPrefix(p, "^") || !strings.HasSuffix(p, "$") || strings.HasSuffix(p, `\$`) {
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil || re.Op != syntax.OpConcat || len(re.Sub) < 2 ||
+		re.Sub[0].Op != syntax.OpBeginText || re.Sub[len(re.Sub)-1].Op != syntax.OpEndText {
 		return nil, false
 	}
-	rs := []rune(p[1 : len(p)-1])
 	var atoms []patternAtom
-	for i := 0; i < len(rs); {
-		var atom patternAtom
-		switch r := rs[i]; {
-		case r == '[':
-			j := i + 1
-			for j < len(rs) && rs[j] != ']' {
-				if rs[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if j >= len(rs) {
-				return nil, false
-			}
-			cls, ok := classOf(string(rs[i+1 : j]))
-			if !ok {
-				return nil, false
-			}
-			atom.class = cls
-			i = j + 1
-		case r == '\\':
-			if i+1 >= len(rs) {
-				return nil, false
-			}
-			switch rs[i+1] {
-			case 'd':
-				atom.class = classDigit
-			case 's':
-				atom.class = classSpace
-			case 'w':
-				atom.class = classAlnum
-			case '.', '-', '/', '+', '(', ')', '\\', '*', '?', '$', '^', '{', '}', '[', ']', '|':
-				atom.literal = string(rs[i+1])
-			default:
-				return nil, false
-			}
-			i += 2
-		case r == '.':
-			atom.class = classAny
-			i++
-		case strings.ContainsRune("()|?*+{}^$", r):
+	for _, sub := range re.Sub[1 : len(re.Sub)-1] {
+		atom, ok := atomOf(sub)
+		if !ok {
 			return nil, false
-		default:
-			atom.literal = string(r)
-			i++
 		}
-		atom.min, atom.max = 1, 1
-		if i < len(rs) {
-			switch rs[i] {
-			case '+':
-				atom.min, atom.max = 1, -1
-				i++
-			case '*':
-				atom.min, atom.max = 0, -1
-				i++
-			case '?':
-				atom.min, atom.max = 0, 1
-				i++
-			case '{':
-				j := i
-				for j < len(rs) && rs[j] != '}' {
-					j++
-				}
-				if j >= len(rs) {
-					return nil, false
-				}
-				q := string(rs[i+1 : j])
-				lo, hi, comma := strings.Cut(q, ",")
-				if !allDigits(lo) {
-					return nil, false
-				}
-				atom.min = atoi(lo)
-				switch {
-				case !comma:
-					atom.max = atom.min
-				case hi == "":
-					atom.max = -1
-				case allDigits(hi):
-					atom.max = atoi(hi)
-				default:
-					return nil, false
-				}
-				i = j + 1
-			}
-		}
-		if atom.literal != "" {
-			if atom.min != 1 || atom.max != 1 {
-				return nil, false
-			}
-			// Adjacent literals read as one: "OP-".
-			if n := len(atoms); n > 0 && atoms[n-1].literal != "" {
-				atoms[n-1].literal += atom.literal
-				continue
-			}
+		if n := len(atoms); n > 0 && atom.literal != "" && atoms[n-1].literal != "" {
+			atoms[n-1].literal += atom.literal // "OP" before an escaped "-"
+			continue
 		}
 		atoms = append(atoms, atom)
 	}
 	return atoms, true
 }
 
-func classOf(body string) (charClass, bool) {
-	switch body {
-	case "0-9", `\d`:
-		return classDigit, true
-	case "A-Z":
-		return classUpper, true
-	case "a-z":
-		return classLower, true
-	case "A-Za-z", "a-zA-Z":
-		return classLatin, true
-	case "A-Za-z0-9", "a-zA-Z0-9", "0-9A-Za-z", "0-9a-zA-Z", `\w`, "A-Za-z0-9_", "a-zA-Z0-9_":
-		return classAlnum, true
-	case "A-Z0-9", "0-9A-Z":
-		return classUpperDigit, true
-	case "А-Яа-яЁё", "а-яА-ЯёЁ", "А-Яа-я", "а-яА-Я":
-		return classCyrillic, true
-	case " ", `\s`:
-		return classSpace, true
+// atomOf reads one node of the concatenation: a literal, or a class with a
+// repeat around it.
+func atomOf(re *syntax.Regexp) (patternAtom, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 || strings.IndexFunc(string(re.Rune), func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+			return patternAtom{}, false
+		}
+		return patternAtom{literal: string(re.Rune), min: 1, max: 1}, true
+	case syntax.OpStar:
+		return counted(re.Sub[0], 0, -1)
+	case syntax.OpPlus:
+		return counted(re.Sub[0], 1, -1)
+	case syntax.OpQuest:
+		return counted(re.Sub[0], 0, 1)
+	case syntax.OpRepeat:
+		return counted(re.Sub[0], re.Min, re.Max)
 	}
-	return charClass{}, false
+	return counted(re, 1, 1)
+}
+
+// counted is a class repeated min to max times. A repeated literal is not
+// read ("a{3}"), but for a space: the parser writes the one-character class
+// "[ ]" as the character, and "[ ]{2}" is two spaces.
+func counted(re *syntax.Regexp, min, max int) (patternAtom, bool) {
+	atom := patternAtom{min: min, max: max}
+	switch {
+	case re.Op == syntax.OpAnyCharNotNL || re.Op == syntax.OpAnyChar:
+		atom.class = classAny
+	case re.Op == syntax.OpCharClass:
+		cls, ok := classes[string(re.Rune)]
+		if !ok {
+			return patternAtom{}, false
+		}
+		atom.class = cls
+	case re.Op == syntax.OpLiteral && string(re.Rune) == " " && re.Flags&syntax.FoldCase == 0:
+		atom.class = classSpace
+	default:
+		return patternAtom{}, false
+	}
+	return atom, true
+}
+
+// classes are the character classes slotd has words for, by the ranges the
+// parser gives them (lo, hi pairs in order): [0-9] and \d, [A-Za-z] in
+// either order, \w with or without the underscore, and so on.
+var classes = map[string]charClass{
+	"09":         classDigit,
+	"AZ":         classUpper,
+	"az":         classLower,
+	"AZaz":       classLatin,
+	"09AZaz":     classAlnum,
+	"09AZ__az":   classAlnum,
+	"09AZ":       classUpperDigit,
+	"ЁЁАяёё":     classCyrillic,
+	"Ая":         classCyrillic,
+	"\t\n\f\r  ": classSpace,
 }
 
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
-}
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }

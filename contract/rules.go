@@ -28,6 +28,18 @@ func describeSchema(s any, lang string, cond bool) string {
 		return ""
 	}
 	var parts []string
+	parts = append(parts, describeProperties(o, lang, cond)...)
+	parts = append(parts, describeDependencies(o, lang)...)
+	parts = append(parts, describeConditional(o, lang, cond)...)
+	parts = append(parts, describeCombinations(o, lang, cond)...)
+	return strings.Join(parts, tr(lang, "rule.and"))
+}
+
+// describeProperties says what the properties must hold and which are
+// required; a condition names a required property once, by its value when
+// it says one.
+func describeProperties(o *object, lang string, cond bool) []string {
+	var parts []string
 	described := map[string]bool{}
 	if props := o.obj("properties"); props != nil {
 		for _, name := range props.keys {
@@ -48,6 +60,13 @@ func describeSchema(s any, lang string, cond bool) string {
 			parts = append(parts, tr(lang, "rule.required", name))
 		}
 	}
+	return parts
+}
+
+// describeDependencies says dependentRequired and dependentSchemas: "when
+// iban is given: bic is required".
+func describeDependencies(o *object, lang string) []string {
+	var parts []string
 	if dr := o.obj("dependentRequired"); dr != nil {
 		for _, name := range dr.keys {
 			var need []string
@@ -68,19 +87,35 @@ func describeSchema(s any, lang string, cond bool) string {
 			}
 		}
 	}
-	if ifs, ok := o.get("if"); ok {
-		c := describeCondition(ifs, lang)
-		if then, ok := o.get("then"); ok {
-			if w := describeSchema(then, lang, cond); w != "" {
-				parts = append(parts, tr(lang, "rule.when", c, w))
-			}
-		}
-		if els, ok := o.get("else"); ok {
-			if w := describeSchema(els, lang, cond); w != "" {
-				parts = append(parts, tr(lang, "rule.otherwise", c, w))
-			}
+	return parts
+}
+
+// describeConditional says if/then/else: "when mode is "cash": …", "unless
+// mode is "cash": …".
+func describeConditional(o *object, lang string, cond bool) []string {
+	ifs, ok := o.get("if")
+	if !ok {
+		return nil
+	}
+	var parts []string
+	c := describeCondition(ifs, lang)
+	if then, ok := o.get("then"); ok {
+		if w := describeSchema(then, lang, cond); w != "" {
+			parts = append(parts, tr(lang, "rule.when", c, w))
 		}
 	}
+	if els, ok := o.get("else"); ok {
+		if w := describeSchema(els, lang, cond); w != "" {
+			parts = append(parts, tr(lang, "rule.otherwise", c, w))
+		}
+	}
+	return parts
+}
+
+// describeCombinations says allOf (each part), anyOf and oneOf (the
+// alternatives, numbered) and not.
+func describeCombinations(o *object, lang string, cond bool) []string {
+	var parts []string
 	for _, sub := range o.list("allOf") {
 		if w := describeSchema(sub, lang, cond); w != "" {
 			parts = append(parts, w)
@@ -106,7 +141,7 @@ func describeSchema(s any, lang string, cond bool) string {
 			}
 		}
 	}
-	return strings.Join(parts, tr(lang, "rule.and"))
+	return parts
 }
 
 // describeValue says what one property must hold, or "" when its schema

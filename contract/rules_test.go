@@ -226,6 +226,19 @@ func TestPatternInWords(t *testing.T) {
 		{`^[A-Z0-9]{2}\d{2}$`, "en", "2 capital Latin letters or digits, then 2 digits"},
 		{"^[a-z]+(-[a-z]+)*$", "en", "matching the pattern ^[a-z]+(-[a-z]+)*$"},
 		{"^(ab|cd)$", "ru", "по шаблону ^(ab|cd)$"},
+		{`^\d{2}-\d{2}$`, "uk", `2 цифри, потім "-", потім 2 цифри`},
+		{`^[А-Яа-яЁё]+$`, "en", "1 or more Cyrillic letters"},
+		{`^\w{3,}$`, "en", "3 or more Latin letters or digits"},
+		{`^[a-z]?$`, "en", "optionally lower-case Latin letter"},
+		{`^[ ]{2}$`, "en", "2 spaces"},
+		{`^(?:[0-9]{4})$`, "en", "4 digits"}, // a group that captures nothing is no group
+		{`^\+7[0-9]{10}$`, "en", `"+7", then 10 digits`},
+		{`^[0-9]{4}`, "en", "matching the pattern ^[0-9]{4}"}, // not anchored at the end
+		{`^a{3}$`, "en", "matching the pattern ^a{3}$"},       // a repeated literal
+		{`^(?i)abc$`, "en", "matching the pattern ^(?i)abc$"},
+		{`^[^!]+$`, "en", "matching the pattern ^[^!]+$"},
+		{`^\t$`, "en", "matching the pattern ^\\t$"},
+		{`^a\$`, "en", "matching the pattern ^a\\$"},
 	}
 	for _, tt := range tests {
 		c := mustParse(t, `{"type": "object", "properties": {"code": {"type": "string", "pattern": `+quoteJSON(tt.pattern)+`}}, "x-slotd": {"name": "t.p"}}`)
@@ -235,6 +248,22 @@ func TestPatternInWords(t *testing.T) {
 		}
 		if !strings.Contains(fe.Format, tt.want) {
 			t.Errorf("%s in %s: format %q, want it to contain %q", tt.pattern, tt.locale, fe.Format, tt.want)
+		}
+	}
+}
+
+// TestDigitsFromPattern: the last4 normalizer keeps as many digits as the
+// pattern holds, when it holds one count of digits only.
+func TestDigitsFromPattern(t *testing.T) {
+	t.Parallel()
+	for pattern, want := range map[string]int{
+		"^[0-9]{6}$": 6, `^\d{3}$`: 3, "^[0123456789]{5}$": 5,
+		"^[0-9]{2,4}$": 4, "^[0-9]+$": 4, "^x[0-9]{6}$": 4, "^[0-9]{6}": 4,
+	} {
+		c := mustParse(t, `{"type": "object", "properties": {"d": {"type": "string", "pattern": `+quoteJSON(pattern)+`,
+			"x-slotd": {"normalize": ["last4"]}}}, "x-slotd": {"name": "t.d"}}`)
+		if got := c.Property("d").Digits; got != want {
+			t.Errorf("pattern %s: %d digits, want %d", pattern, got, want)
 		}
 	}
 }
