@@ -76,4 +76,4 @@ proto-check: tools
 ## snapshots: rewrite contracts/snapshots from the current provider exports (review the diff, then commit it)
 .PHONY: snapshots
 snapshots:
-	$(GO) test ./contract/ -run '^TestExportSnapshots$$' -count=1 -update
+	$(GO) test ./contract/provider/ -run '^TestExportSnapshots$$' -count=1 -update

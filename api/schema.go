@@ -8,7 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/contract/provider"
 	"github.com/slotd/slotd/problem"
 )
 
@@ -26,13 +26,13 @@ func (s *SlotService) GetToolSchema(ctx context.Context, req *slotdv1.GetToolSch
 	if c == nil {
 		return nil, problem.UnknownTool(req.GetTool(), cat.Names())
 	}
-	provider := strings.ToLower(strings.TrimSpace(req.GetProvider()))
-	if provider == "" {
-		provider = contract.Plain
+	prov := strings.ToLower(strings.TrimSpace(req.GetProvider()))
+	if prov == "" {
+		prov = provider.Plain
 	}
-	e, err := c.Export(provider)
-	if errors.Is(err, contract.ErrUnknownProvider) {
-		return nil, problem.InvalidRequest("provider", "one of "+strings.Join(contract.Providers(), ", "))
+	e, err := provider.Export(c, prov)
+	if errors.Is(err, provider.ErrUnknown) {
+		return nil, problem.InvalidRequest("provider", "one of "+strings.Join(provider.Names(), ", "))
 	}
 	if err != nil {
 		return nil, err

@@ -13,6 +13,9 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/slotd/slotd/contract/internal/jsontree"
+	"github.com/slotd/slotd/contract/internal/wording"
+	"github.com/slotd/slotd/internal/phrase"
 	"github.com/slotd/slotd/problem"
 )
 
@@ -98,7 +101,7 @@ func (w *walker) walk(e *jsonschema.ValidationError) {
 		w.group(e)
 		return
 	case *kind.Not:
-		w.add(issue{ptr: pointerOf(e.InstanceLocation), group: "not", node: w.schemaAt(e, "not"), leaf: e})
+		w.add(issue{ptr: jsontree.Pointer(e.InstanceLocation), group: "not", node: w.schemaAt(e, "not"), leaf: e})
 		return
 	case *kind.Required:
 		if len(e.InstanceLocation) == 0 {
@@ -117,7 +120,7 @@ func (w *walker) walk(e *jsonschema.ValidationError) {
 		}
 		return
 	}
-	w.add(issue{ptr: pointerOf(e.InstanceLocation), leaf: e, rule: ruleOf(fragment(e.SchemaURL))})
+	w.add(issue{ptr: jsontree.Pointer(e.InstanceLocation), leaf: e, rule: ruleOf(fragment(e.SchemaURL))})
 }
 
 // group handles a failed anyOf or oneOf: when some alternative fails only
@@ -140,7 +143,7 @@ func (w *walker) group(e *jsonschema.ValidationError) {
 	if _, ok := e.ErrorKind.(*kind.OneOf); ok {
 		name = "oneOf"
 	}
-	w.add(issue{ptr: pointerOf(e.InstanceLocation), group: name, node: w.schemaAt(e, name), leaf: e})
+	w.add(issue{ptr: jsontree.Pointer(e.InstanceLocation), group: name, node: w.schemaAt(e, name), leaf: e})
 }
 
 // onlyMissing reports an alternative whose every failure is a missing slot
@@ -186,7 +189,7 @@ func (w *walker) add(is issue) {
 
 // schemaAt is the written schema a keyword of the error's schema holds.
 func (w *walker) schemaAt(e *jsonschema.ValidationError, keyword string) any {
-	v, _ := pointerGet(w.c.raw, fragment(e.SchemaURL)+"/"+keyword)
+	v, _ := jsontree.Lookup(w.c.raw, fragment(e.SchemaURL)+"/"+keyword)
 	return v
 }
 
@@ -202,17 +205,17 @@ func fragment(u string) string {
 // ruleOf is the conditional a schema location sits in: the path up to and
 // including its last then, else or dependentSchemas/NAME; "" when none.
 func ruleOf(frag string) string {
-	toks := splitPointer(frag)
+	toks := jsontree.SplitPointer(frag)
 	for i := len(toks) - 1; i >= 0; i-- {
 		switch toks[i] {
 		case "then", "else":
 			if i > 0 && toks[i-1] == "properties" {
 				continue // a property named "then"
 			}
-			return "/" + strings.Join(mapEscape(toks[:i+1]), "/")
+			return jsontree.Pointer(toks[:i+1])
 		}
 		if i > 0 && toks[i-1] == "dependentSchemas" {
-			return "/" + strings.Join(mapEscape(toks[:i+1]), "/")
+			return jsontree.Pointer(toks[:i+1])
 		}
 	}
 	return ""
@@ -225,13 +228,13 @@ func (c *Contract) wordIssues(issues []issue, lang string) []problem.FieldError 
 		fe := problem.FieldError{Pointer: is.ptr, Input: is.input}
 		switch is.group {
 		case "not":
-			fe.Message = tr(lang, "schema.not", describeCondition(is.node, lang))
+			fe.Message = phrase.Text(lang, "schema.not", wording.Condition(is.node, lang))
 		case "anyOf", "oneOf":
 			var alts []string
 			for i, sub := range asList(is.node) {
-				alts = append(alts, tr(lang, "rule.alt", i+1, describeRequirement(sub, lang)))
+				alts = append(alts, phrase.Text(lang, "rule.alt", i+1, wording.Requirement(sub, lang)))
 			}
-			fe.Message = tr(lang, "schema."+is.group, strings.Join(alts, "; "))
+			fe.Message = phrase.Text(lang, "schema."+is.group, strings.Join(alts, "; "))
 		default:
 			fe.Message = leafMessage(is.leaf, lang)
 		}
@@ -251,7 +254,7 @@ func (c *Contract) wordIssues(issues []issue, lang string) []problem.FieldError 
 		case *kind.AdditionalProperties:
 			fe.Allowed = c.propertyNames()
 			fe.Input = problem.Quote(strings.Join(k.Properties, ", "))
-			fe.Format = tr(lang, "fmt.arguments")
+			fe.Format = phrase.Text(lang, "fmt.arguments")
 		}
 		out = append(out, fe)
 	}
@@ -261,15 +264,12 @@ func (c *Contract) wordIssues(issues []issue, lang string) []problem.FieldError 
 // ruleMessage puts a leaf's message under the condition of its rule: "when
 // reason is "duplicate": …".
 func (c *Contract) ruleMessage(rule, msg, lang string) string {
-	toks := splitPointer(rule)
+	toks := jsontree.SplitPointer(rule)
 	last := toks[len(toks)-1]
-	parent := "/" + strings.Join(mapEscape(toks[:len(toks)-1]), "/")
-	if len(toks) == 1 {
-		parent = ""
-	}
+	parent := jsontree.Pointer(toks[:len(toks)-1])
 	switch last {
 	case "then", "else":
-		ifs, ok := pointerGet(c.raw, parent+"/if")
+		ifs, ok := jsontree.Lookup(c.raw, parent+"/if")
 		if !ok {
 			return msg
 		}
@@ -277,9 +277,9 @@ func (c *Contract) ruleMessage(rule, msg, lang string) string {
 		if last == "else" {
 			key = "rule.otherwise"
 		}
-		return tr(lang, key, describeCondition(ifs, lang), msg)
+		return phrase.Text(lang, key, wording.Condition(ifs, lang), msg)
 	}
-	return tr(lang, "rule.when", tr(lang, "rule.given", last), msg)
+	return phrase.Text(lang, "rule.when", phrase.Text(lang, "rule.given", last), msg)
 }
 
 func asList(v any) []any {
@@ -294,15 +294,7 @@ func valuesText(vs []any) []string {
 			out = append(out, s)
 			continue
 		}
-		out = append(out, jsonText(v))
-	}
-	return out
-}
-
-func mapEscape(loc []string) []string {
-	out := make([]string, len(loc))
-	for i, s := range loc {
-		out[i] = escapePointer(s)
+		out = append(out, wording.Value(v))
 	}
 	return out
 }
@@ -339,43 +331,43 @@ func leafMessage(e *jsonschema.ValidationError, lang string) string {
 	case *kind.Type:
 		want := make([]string, len(k.Want))
 		for i, t := range k.Want {
-			want[i] = typeName(lang, t)
+			want[i] = phrase.TypeName(lang, t)
 		}
-		return tr(lang, "schema.type", strings.Join(want, tr(lang, "rule.or")), typeName(lang, k.Got))
+		return phrase.Text(lang, "schema.type", strings.Join(want, phrase.Text(lang, "rule.or")), phrase.TypeName(lang, k.Got))
 	case *kind.Enum:
-		return tr(lang, "schema.enum", strings.Join(valuesText(k.Want), ", "))
+		return phrase.Text(lang, "schema.enum", strings.Join(valuesText(k.Want), ", "))
 	case *kind.Const:
-		return tr(lang, "schema.const", jsonText(k.Want))
+		return phrase.Text(lang, "schema.const", wording.Value(k.Want))
 	case *kind.Minimum:
-		return tr(lang, "schema.minimum", ratString(k.Want))
+		return phrase.Text(lang, "schema.minimum", ratString(k.Want))
 	case *kind.Maximum:
-		return tr(lang, "schema.maximum", ratString(k.Want))
+		return phrase.Text(lang, "schema.maximum", ratString(k.Want))
 	case *kind.ExclusiveMinimum:
-		return tr(lang, "schema.xminimum", ratString(k.Want))
+		return phrase.Text(lang, "schema.xminimum", ratString(k.Want))
 	case *kind.ExclusiveMaximum:
-		return tr(lang, "schema.xmaximum", ratString(k.Want))
+		return phrase.Text(lang, "schema.xmaximum", ratString(k.Want))
 	case *kind.MultipleOf:
-		return tr(lang, "schema.multiple", ratString(k.Want))
+		return phrase.Text(lang, "schema.multiple", ratString(k.Want))
 	case *kind.MinLength:
-		return tr(lang, "schema.minLength", k.Want, k.Got)
+		return phrase.Text(lang, "schema.minLength", k.Want, k.Got)
 	case *kind.MaxLength:
-		return tr(lang, "schema.maxLength", k.Want, k.Got)
+		return phrase.Text(lang, "schema.maxLength", k.Want, k.Got)
 	case *kind.Pattern:
-		return tr(lang, "schema.pattern", k.Want)
+		return phrase.Text(lang, "schema.pattern", k.Want)
 	case *kind.Format:
-		return tr(lang, "schema.format", k.Want)
+		return phrase.Text(lang, "schema.format", k.Want)
 	case *kind.Required:
-		return tr(lang, "schema.required", strings.Join(k.Missing, ", "))
+		return phrase.Text(lang, "schema.required", strings.Join(k.Missing, ", "))
 	case *kind.DependentRequired:
-		return tr(lang, "rule.when", tr(lang, "rule.given", k.Prop), tr(lang, "schema.required", strings.Join(k.Missing, ", ")))
+		return phrase.Text(lang, "rule.when", phrase.Text(lang, "rule.given", k.Prop), phrase.Text(lang, "schema.required", strings.Join(k.Missing, ", ")))
 	case *kind.AdditionalProperties:
-		return tr(lang, "schema.additional", problem.Redact(strings.Join(k.Properties, ", ")))
+		return phrase.Text(lang, "schema.additional", problem.Redact(strings.Join(k.Properties, ", ")))
 	case *kind.MinItems:
-		return tr(lang, "schema.minItems", k.Want)
+		return phrase.Text(lang, "schema.minItems", k.Want)
 	case *kind.MaxItems:
-		return tr(lang, "schema.maxItems", k.Want)
+		return phrase.Text(lang, "schema.maxItems", k.Want)
 	case *kind.FalseSchema:
-		return tr(lang, "schema.false")
+		return phrase.Text(lang, "schema.false")
 	}
 	return problem.Redact(e.ErrorKind.LocalizedString(english))
 }

@@ -1,12 +1,12 @@
 // Package contract owns a tool's input contract: a JSON Schema (draft
-// 2020-12) document with x-slotd extension members. It turns what a model
-// really sends into normalized values (the before phase: dates, times,
-// amounts, counts, card digits, enums and airport codes in ru, uk and en),
-// checks each value against its property schema (core), and checks the whole
-// object (after), saying precisely what is missing and what would fit, in the
-// turn's language. It also exports the schema in the form each provider's
-// strict mode accepts, and lints a set of contracts against the providers'
-// limits. docs/contracts.md is the reference.
+// 2020-12) document with x-slotd extension members. It loads contracts into
+// a catalog, turns what a model really sends into normalized values through
+// each slot's normalizers (the before phase; the parsers are package
+// contract/normalizer), checks each value against its property schema
+// (core), and checks the whole object (after), saying precisely what is
+// missing and what would fit, in the turn's language. It also owns the
+// output contract. Exports for the providers and lint are package
+// contract/provider; docs/contracts.md is the reference.
 package contract
 
 import (
@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,7 +27,10 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/slotd/slotd/contract/internal/jsontree"
+	"github.com/slotd/slotd/contract/internal/wording"
 	"github.com/slotd/slotd/contract/normalizer"
+	"github.com/slotd/slotd/internal/phrase"
 )
 
 // Contract is one tool's compiled input contract.
@@ -74,7 +78,7 @@ type Contract struct {
 	byName      map[string]*Property
 	schema      *jsonschema.Schema
 	loc         *time.Location
-	raw         *object // the contract as written, members in file order
+	raw         *jsontree.Object // the contract as written, members in file order
 }
 
 // Property is one slot of a contract.
@@ -119,7 +123,7 @@ type Property struct {
 	label    map[string]string
 	enum     *normalizer.Enum // Enum with x-slotd.synonyms
 	schema   *jsonschema.Schema
-	raw      *object // the property's schema as written
+	raw      *jsontree.Object // the property's schema as written
 }
 
 // extension is the x-slotd member of the contract root.
@@ -253,21 +257,21 @@ func (c *Contract) parseTimes(x *extension) error {
 // parseProperties reads the properties in file order, and the slots the
 // root requires.
 func (c *Contract) parseProperties(src []byte, doc *document) error {
-	tree, err := decodeOrdered(src)
+	tree, err := jsontree.Decode(src)
 	if err != nil {
 		return err
 	}
-	root, ok := tree.(*object)
+	root, ok := tree.(*jsontree.Object)
 	if !ok {
 		return errors.New("the contract must be a JSON object")
 	}
 	c.raw = root
-	props := root.obj("properties")
-	if props == nil || len(props.keys) == 0 {
+	props := root.Obj("properties")
+	if props == nil || len(props.Keys()) == 0 {
 		return errors.New("the contract has no properties")
 	}
-	for _, pname := range props.keys {
-		p, err := parseProperty(pname, doc.Properties[pname], props.obj(pname))
+	for _, pname := range props.Keys() {
+		p, err := parseProperty(pname, doc.Properties[pname], props.Obj(pname))
 		if err != nil {
 			return fmt.Errorf("property %s: %w", pname, err)
 		}
@@ -316,14 +320,14 @@ func (c *Contract) compile(src []byte, output json.RawMessage) error {
 		}
 	}
 	for _, p := range c.Properties {
-		if p.schema, err = comp.Compile(url + "#/properties/" + escapePointer(p.Name)); err != nil {
+		if p.schema, err = comp.Compile(url + "#/properties/" + jsontree.Escape(p.Name)); err != nil {
 			return fmt.Errorf("property %s: %w", p.Name, err)
 		}
 	}
 	return nil
 }
 
-func parseProperty(name string, raw json.RawMessage, tree *object) (*Property, error) {
+func parseProperty(name string, raw json.RawMessage, tree *jsontree.Object) (*Property, error) {
 	var pd propertyDocument
 	if err := json.Unmarshal(raw, &pd); err != nil {
 		return nil, err
@@ -444,16 +448,15 @@ func isCurrencyCode(s string) bool {
 // digitsOf reads how many digits a property holds from its pattern
 // ("^[0-9]{4}$", "^\\d{6}$") or equal min and max lengths; 0 when it says
 // nothing.
-func digitsOf(s *object) int {
+func digitsOf(s *jsontree.Object) int {
 	if s == nil {
 		return 0
 	}
-	if atoms, ok := parsePattern(s.str("pattern")); ok && len(atoms) == 1 && atoms[0].literal == "" &&
-		atoms[0].class.forms == classDigit.forms && atoms[0].min == atoms[0].max {
-		return atoms[0].min
+	if n := wording.PatternDigits(s.Str("pattern")); n > 0 {
+		return n
 	}
-	minL, _ := s.get("minLength")
-	maxL, _ := s.get("maxLength")
+	minL, _ := s.Get("minLength")
+	maxL, _ := s.Get("maxLength")
 	if a, ok := minL.(json.Number); ok && a == maxL {
 		n, _ := strconv.Atoi(string(a))
 		return n
@@ -468,11 +471,7 @@ func SlotOf(pointer string) string {
 	if i := strings.IndexByte(pointer, '/'); i >= 0 {
 		pointer = pointer[:i]
 	}
-	return strings.NewReplacer("~1", "/", "~0", "~").Replace(pointer)
-}
-
-func escapePointer(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+	return jsontree.Unescape(pointer)
 }
 
 // Property returns the named slot, or nil.
@@ -542,7 +541,7 @@ func pick(m map[string]string, locale, fallback string) string {
 	if len(m) == 0 {
 		return ""
 	}
-	for _, l := range [...]string{locale, BaseLocale(locale), fallback, BaseLocale(fallback), "en"} {
+	for _, l := range [...]string{locale, phrase.Base(locale), fallback, phrase.Base(fallback), "en"} {
 		if l == "" {
 			continue
 		}
@@ -559,12 +558,20 @@ func pick(m map[string]string, locale, fallback string) string {
 }
 
 // BaseLocale reduces "ru-RU" or "uk_UA" to "ru" or "uk".
-func BaseLocale(locale string) string {
-	locale = strings.ToLower(strings.TrimSpace(locale))
-	if i := strings.IndexAny(locale, "-_"); i > 0 {
-		locale = locale[:i]
+func BaseLocale(locale string) string { return phrase.Base(locale) }
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// ProviderName is the tool's name as OpenAI and Anthropic accept it:
+// characters outside [A-Za-z0-9_-] become "_" (bank.open_dispute →
+// bank_open_dispute), and at most 64 of them. The catalog finds a contract
+// by it too.
+func ProviderName(name string) string {
+	n := unsafeName.ReplaceAllString(name, "_")
+	if len(n) > 64 {
+		n = n[:64]
 	}
-	return locale
+	return n
 }
 
 // Catalog is the set of contracts a server serves, by name.

@@ -415,3 +415,18 @@ func TestAskAndLabelLocales(t *testing.T) {
 		t.Errorf("ConfirmText of a contract without confirm_text = %q, want empty", got)
 	}
 }
+
+func TestCatalogFindsTheExportName(t *testing.T) {
+	t.Parallel()
+	cat, err := contract.LoadDir("../contracts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cat.Get("bank_open_dispute")
+	if c == nil || c.Name != "bank.open_dispute" {
+		t.Fatalf("Get(bank_open_dispute) = %v, want bank.open_dispute", c)
+	}
+	if cat.Get("bank_open_disputes") != nil || len(cat.Names()) != 2 {
+		t.Errorf("aliases leak: %v", cat.Names())
+	}
+}

@@ -6,12 +6,13 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/slotd/slotd/contract/internal/jsontree"
 	"github.com/slotd/slotd/contract/normalizer"
+	"github.com/slotd/slotd/internal/phrase"
 	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/problem"
 )
@@ -130,19 +131,19 @@ func (c *Contract) Normalize(slot string, raw any, env Env) (any, *problem.Field
 	if p == nil {
 		lang := c.lang(env.Locale)
 		return nil, &problem.FieldError{
-			Pointer: "/" + escapePointer(slot),
+			Pointer: "/" + jsontree.Escape(slot),
 			Input:   c.render(slot, raw),
-			Message: tr(lang, "unknown_argument"),
+			Message: phrase.Text(lang, "unknown_argument"),
 			Allowed: c.propertyNames(),
-			Format:  tr(lang, "fmt.arguments"),
+			Format:  phrase.Text(lang, "fmt.arguments"),
 		}
 	}
 	if c.HoldsCard(slot, raw) {
 		lang := c.lang(env.Locale)
 		return nil, &problem.FieldError{
-			Pointer: "/" + escapePointer(slot),
+			Pointer: "/" + jsontree.Escape(slot),
 			Input:   c.render(slot, raw),
-			Message: tr(lang, "card.full"),
+			Message: phrase.Text(lang, "card.full"),
 		}
 	}
 	if env.Location == nil {
@@ -175,6 +176,10 @@ func (c *Contract) HoldsCard(slot string, v any) bool {
 		return false
 	}
 	return redact.ValueHasCard(v)
+}
+
+func hasNormalizer(p *Property, name string) bool {
+	return slices.Contains(p.normalizers(), name)
 }
 
 // NormalizeArgs normalizes a whole call's arguments: each known argument in
@@ -233,14 +238,14 @@ func (c *Contract) NormalizeArgs(raw map[string]any, env Env) (map[string]any, [
 			if fe != nil {
 				lang := c.lang(env.Locale)
 				delete(out, slot)
-				errs = append(errs, *c.fieldError(p, raw[slot], tr(lang, "currency.unsupported", code), lang))
+				errs = append(errs, *c.fieldError(p, raw[slot], phrase.Text(lang, "currency.unsupported", code), lang))
 				continue
 			}
 			out[target.Name] = v
 		case given != code:
 			lang := c.lang(env.Locale)
 			delete(out, slot)
-			errs = append(errs, *c.fieldError(p, raw[slot], tr(lang, "currency.conflict", code, given), lang))
+			errs = append(errs, *c.fieldError(p, raw[slot], phrase.Text(lang, "currency.conflict", code, given), lang))
 		}
 	}
 	for _, k := range unknown {
@@ -257,7 +262,7 @@ func (c *Contract) NormalizeArgs(raw map[string]any, env Env) (map[string]any, [
 // where, what came, why, and what would fit.
 func (c *Contract) fieldError(p *Property, raw any, msg, lang string) *problem.FieldError {
 	return &problem.FieldError{
-		Pointer: "/" + escapePointer(p.Name),
+		Pointer: "/" + jsontree.Escape(p.Name),
 		Input:   c.render(p.Name, raw),
 		Message: msg,
 		Allowed: slices.Clone(p.Enum),
@@ -316,57 +321,9 @@ func validationForm(p *Property, v any) any {
 func refusalText(err error, lang string) string {
 	var r *normalizer.Refusal
 	if errors.As(err, &r) {
-		return tr(lang, r.Key, r.Args...)
+		return phrase.Text(lang, r.Key, r.Args...)
 	}
 	return err.Error()
-}
-
-// Expected describes the accepted form of a slot with an example, in
-// English, or "" for free text: the contract's own x-slotd.expected when it
-// has one, else the form of its normalizer or format.
-func Expected(p *Property) string { return p.expectedText("en") }
-
-// ExpectedIn is Expected worded in a locale.
-func ExpectedIn(p *Property, locale string) string {
-	return p.expectedText(langOf(locale, ""))
-}
-
-// expectedText is the slot's accepted form in one of slotd's languages.
-func (p *Property) expectedText(lang string) string {
-	if s := pick(p.expected, lang, ""); s != "" {
-		return s
-	}
-	if len(p.Enum) > 0 {
-		return tr(lang, "fmt.enum", strings.Join(p.Enum, ", "))
-	}
-	for _, n := range p.normalizers() {
-		if key := formatKeys[n]; key != "" {
-			if n == "last4" {
-				return digitsFormat(lang, p.Digits)
-			}
-			if n == "amount" && p.Currency != "" {
-				return tr(lang, "fmt.amount_in", p.Currency)
-			}
-			return tr(lang, key)
-		}
-	}
-	if p.Format != "" {
-		return formatText(lang, p.Format)
-	}
-	return ""
-}
-
-// repairFormat is what a refusal lists as the accepted form: the slot's
-// expected form, then its bounds and pattern in words.
-func (p *Property) repairFormat(lang string) string {
-	parts := make([]string, 0, 2)
-	if s := p.expectedText(lang); s != "" {
-		parts = append(parts, s)
-	}
-	if s := constraintsInWords(p.raw, lang); s != "" {
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, "; ")
 }
 
 // AllowedValues is a copy of the slot's enum values: a caller may change

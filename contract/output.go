@@ -7,6 +7,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/slotd/slotd/contract/internal/jsontree"
 	"github.com/slotd/slotd/problem"
 )
 
@@ -77,7 +78,7 @@ func (o *Output) Shape(result any) (map[string]any, []problem.FieldError) {
 		}
 		var errs []problem.FieldError
 		walkLeaves(ve, func(e *jsonschema.ValidationError) {
-			errs = append(errs, problem.FieldError{Pointer: pointerOf(e.InstanceLocation), Message: leafMessage(e, "en")})
+			errs = append(errs, problem.FieldError{Pointer: jsontree.Pointer(e.InstanceLocation), Message: leafMessage(e, "en")})
 		})
 		return out, errs
 	}
@@ -138,15 +139,4 @@ func toValidation(v any) any {
 		return json.Number(strconv.Itoa(t))
 	}
 	return v
-}
-
-func pointerOf(loc []string) string {
-	if len(loc) == 0 {
-		return ""
-	}
-	out := ""
-	for _, s := range mapEscape(loc) {
-		out += "/" + s
-	}
-	return out
 }

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/contract/provider"
 )
 
 // contractCommand works with contract files, without a server:
@@ -34,7 +35,7 @@ func contractTo(w io.Writer, args []string) error {
 	dir := fs.String("contracts", env("SLOTD_CONTRACTS", "./contracts"), "folder of contract files (SLOTD_CONTRACTS)")
 	switch sub {
 	case "export":
-		provider := fs.String("provider", contract.Plain, "openai, anthropic or plain")
+		prov := fs.String("provider", provider.Plain, "openai, anthropic or plain")
 		paramsOnly := fs.Bool("parameters", false, "print only the input schema, not the whole tool definition")
 		if err := parseInterspersed(fs, args); err != nil {
 			return err
@@ -50,7 +51,7 @@ func contractTo(w io.Writer, args []string) error {
 		if c == nil {
 			return fmt.Errorf("no contract named %q in %s (have: %v)", fs.Arg(0), *dir, cat.Names())
 		}
-		e, err := c.Export(*provider)
+		e, err := provider.Export(c, *prov)
 		if err != nil {
 			return err
 		}
@@ -75,13 +76,13 @@ func contractTo(w io.Writer, args []string) error {
 		} else if fs.NArg() > 1 {
 			return errors.New("usage: slotd contract lint [--json] [--strict] DIR")
 		}
-		findings, err := contract.LintDir(target)
+		findings, err := provider.LintDir(target)
 		if err != nil {
 			return err
 		}
 		errs, warns := 0, 0
 		for _, f := range findings {
-			if f.Severity == contract.SeverityError {
+			if f.Severity == provider.SeverityError {
 				errs++
 			} else {
 				warns++
@@ -92,7 +93,7 @@ func contractTo(w io.Writer, args []string) error {
 			enc.SetIndent("", "  ")
 			enc.SetEscapeHTML(false)
 			if findings == nil {
-				findings = []contract.Finding{}
+				findings = []provider.Finding{}
 			}
 			if err := enc.Encode(findings); err != nil {
 				return err
@@ -148,7 +149,7 @@ func printSizes(w io.Writer, dir string) error {
 	if err != nil {
 		return err
 	}
-	sizes, err := contract.Sizes(cat.All())
+	sizes, err := provider.Sizes(cat.All())
 	if err != nil {
 		return err
 	}

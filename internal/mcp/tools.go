@@ -7,6 +7,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/contract/provider"
 	"github.com/slotd/slotd/internal/metrics"
 )
 
@@ -64,13 +65,13 @@ func buildTools(cat *contract.Catalog) ([]*toolDef, error) {
 // with every property optional (the model calls with what it has) and
 // without slotd's extension, plus slotd's own arguments.
 func newTool(c *contract.Contract) (*toolDef, error) {
-	plain, err := c.Export(contract.Plain)
+	plain, err := provider.Export(c, provider.Plain)
 	if err != nil {
 		return nil, err
 	}
 	// Anthropic's export describes in words the rules its schema cannot
 	// carry, as this one cannot either once nothing is required.
-	worded, err := c.Export(contract.Anthropic)
+	worded, err := provider.Export(c, provider.Anthropic)
 	if err != nil {
 		return nil, err
 	}

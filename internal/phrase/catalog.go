@@ -1,12 +1,11 @@
-package contract
+// Package phrase holds the sentences slotd says in a refusal, a rule or an
+// accepted form, in English, Russian and Ukrainian, and chooses the language
+// of a locale.
+package phrase
 
 import (
-	"encoding/json"
 	"fmt"
-	"regexp/syntax"
-	"strconv"
 	"strings"
-	"unicode"
 )
 
 // slotd words its refusals in English, Russian and Ukrainian: the
@@ -17,13 +16,13 @@ import (
 // languages are the message languages, in catalog order.
 var languages = [...]string{"en", "ru", "uk"}
 
-// langOf reduces a locale to one of languages: the locale's base, else the
+// Lang reduces a locale to one of languages: the locale's base, else the
 // fallback's base, else English. An empty locale is English.
-func langOf(locale, fallback string) string {
+func Lang(locale, fallback string) string {
 	if locale == "" {
 		return "en"
 	}
-	for _, l := range []string{BaseLocale(locale), BaseLocale(fallback)} {
+	for _, l := range []string{Base(locale), Base(fallback)} {
 		for _, have := range languages {
 			if l == have {
 				return have
@@ -32,9 +31,6 @@ func langOf(locale, fallback string) string {
 	}
 	return "en"
 }
-
-// lang is the message language of a locale for this contract.
-func (c *Contract) lang(locale string) string { return langOf(locale, c.DefaultLocale) }
 
 // catalog holds every sentence slotd says in a refusal, as fmt formats in
 // en, ru and uk.
@@ -154,8 +150,8 @@ var catalog = map[string][3]string{
 	"words.literal":   {"%q", "%q", "%q"},
 }
 
-// tr words a catalog entry in a language.
-func tr(lang, key string, args ...any) string {
+// Text words a catalog entry in a language.
+func Text(lang, key string, args ...any) string {
 	forms, ok := catalog[key]
 	if !ok {
 		return key
@@ -187,15 +183,17 @@ var typeNames = map[string][3]string{
 	"null":    {"null", "null", "null"},
 }
 
-func typeName(lang, t string) string {
+// TypeName is a JSON Schema type in words.
+func TypeName(lang, t string) string {
 	forms, ok := typeNames[t]
 	if !ok {
 		return t
 	}
-	return forms[langIndex(lang)]
+	return forms[Index(lang)]
 }
 
-func langIndex(lang string) int {
+// Index is a language's place in the catalog's forms.
+func Index(lang string) int {
 	for i, l := range languages {
 		if l == lang {
 			return i
@@ -204,43 +202,9 @@ func langIndex(lang string) int {
 	return 0
 }
 
-// formatText is a standard format in words.
-func formatText(lang, format string) string {
-	switch format {
-	case "date":
-		return tr(lang, "fmt.date")
-	case "date-time", "email", "uuid", "uri", "time":
-		return tr(lang, "fmt.format."+format)
-	}
-	return tr(lang, "fmt.format", format)
-}
-
-// digitWords name a small count of digits: "the last four digits".
-var digitWords = [3][]string{
-	{"", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"},
-	{"", "одна цифра", "две цифры", "три цифры", "четыре цифры", "пять цифр", "шесть цифр", "семь цифр", "восемь цифр", "девять цифр", "десять цифр"},
-	{"", "одна цифра", "дві цифри", "три цифри", "чотири цифри", "п'ять цифр", "шість цифр", "сім цифр", "вісім цифр", "дев'ять цифр", "десять цифр"},
-}
-
-// digitsFormat is the accepted form of the last N digits, with an example.
-func digitsFormat(lang string, n int) string {
-	example := strings.Repeat("0", max(0, n-4)) + "4417"
-	example = example[len(example)-n:]
-	words := fmt.Sprint(n)
-	if n < len(digitWords[0]) {
-		words = digitWords[langIndex(lang)][n]
-	} else if lang != "en" {
-		words = fmt.Sprintf("%d %s", n, plural(lang, n, "цифра", "цифры", "цифр"))
-		if lang == "uk" {
-			words = fmt.Sprintf("%d %s", n, plural(lang, n, "цифра", "цифри", "цифр"))
-		}
-	}
-	return tr(lang, "fmt.digits", words, example)
-}
-
-// plural picks the form of a noun after n: one, few, many (ru, uk rules;
+// Plural picks the form of a noun after n: one, few, many (ru, uk rules;
 // English uses one and many).
-func plural(lang string, n int, one, few, many string) string {
+func Plural(lang string, n int, one, few, many string) string {
 	if lang == "en" {
 		if n == 1 {
 			return one
@@ -256,227 +220,11 @@ func plural(lang string, n int, one, few, many string) string {
 	return many
 }
 
-// constraintsInWords says a property schema's bounds, lengths and pattern
-// in words: "more than 0, at most 10000000"; "3 to 64 characters"; "4
-// digits". Empty when the schema has none.
-func constraintsInWords(s *object, lang string) string {
-	if s == nil {
-		return ""
+// Base reduces "ru-RU" or "uk_UA" to "ru" or "uk".
+func Base(locale string) string {
+	locale = strings.ToLower(strings.TrimSpace(locale))
+	if i := strings.IndexAny(locale, "-_"); i > 0 {
+		locale = locale[:i]
 	}
-	var parts []string
-	num := func(k string) (string, bool) {
-		v, ok := s.get(k)
-		if !ok {
-			return "", false
-		}
-		n, ok := v.(json.Number)
-		return string(n), ok
-	}
-	if v, ok := num("exclusiveMinimum"); ok {
-		parts = append(parts, tr(lang, "words.more_than", v))
-	}
-	if v, ok := num("minimum"); ok {
-		parts = append(parts, tr(lang, "words.at_least", v))
-	}
-	if v, ok := num("exclusiveMaximum"); ok {
-		parts = append(parts, tr(lang, "words.less_than", v))
-	}
-	if v, ok := num("maximum"); ok {
-		parts = append(parts, tr(lang, "words.at_most", v))
-	}
-	if v, ok := num("multipleOf"); ok {
-		parts = append(parts, tr(lang, "words.multiple", v))
-	}
-	minL, hasMin := num("minLength")
-	maxL, hasMax := num("maxLength")
-	switch {
-	case hasMin && hasMax && minL == maxL:
-		parts = append(parts, tr(lang, "words.len_exact", atoi(minL)))
-	case hasMin && hasMax:
-		parts = append(parts, tr(lang, "words.len_range", atoi(minL), atoi(maxL)))
-	case hasMin:
-		parts = append(parts, tr(lang, "words.len_min", atoi(minL)))
-	case hasMax:
-		parts = append(parts, tr(lang, "words.len_max", atoi(maxL)))
-	}
-	if p := s.str("pattern"); p != "" {
-		parts = append(parts, patternWords(p, lang))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// charClass is a kind of character a pattern asks for, with its noun forms
-// per language: one, few, many (nominative plural is few for en).
-type charClass struct {
-	forms [3][3]string // [lang][one, few, many]
-}
-
-var (
-	classDigit = charClass{[3][3]string{
-		{"digit", "digits", "digits"}, {"цифра", "цифры", "цифр"}, {"цифра", "цифри", "цифр"}}}
-	classUpper = charClass{[3][3]string{
-		{"capital Latin letter", "capital Latin letters", "capital Latin letters"},
-		{"заглавная латинская буква", "заглавные латинские буквы", "заглавных латинских букв"},
-		{"велика латинська літера", "великі латинські літери", "великих латинських літер"}}}
-	classLower = charClass{[3][3]string{
-		{"lower-case Latin letter", "lower-case Latin letters", "lower-case Latin letters"},
-		{"строчная латинская буква", "строчные латинские буквы", "строчных латинских букв"},
-		{"мала латинська літера", "малі латинські літери", "малих латинських літер"}}}
-	classLatin = charClass{[3][3]string{
-		{"Latin letter", "Latin letters", "Latin letters"},
-		{"латинская буква", "латинские буквы", "латинских букв"},
-		{"латинська літера", "латинські літери", "латинських літер"}}}
-	classAlnum = charClass{[3][3]string{
-		{"Latin letter or digit", "Latin letters or digits", "Latin letters or digits"},
-		{"латинская буква или цифра", "латинские буквы или цифры", "латинских букв или цифр"},
-		{"латинська літера або цифра", "латинські літери або цифри", "латинських літер або цифр"}}}
-	classUpperDigit = charClass{[3][3]string{
-		{"capital Latin letter or digit", "capital Latin letters or digits", "capital Latin letters or digits"},
-		{"заглавная латинская буква или цифра", "заглавные латинские буквы или цифры", "заглавных латинских букв или цифр"},
-		{"велика латинська літера або цифра", "великі латинські літери або цифри", "великих латинських літер або цифр"}}}
-	classCyrillic = charClass{[3][3]string{
-		{"Cyrillic letter", "Cyrillic letters", "Cyrillic letters"},
-		{"русская буква", "русские буквы", "русских букв"},
-		{"кирилична літера", "кириличні літери", "кириличних літер"}}}
-	classAny = charClass{[3][3]string{
-		{"character", "characters", "characters"}, {"символ", "символа", "символов"}, {"символ", "символи", "символів"}}}
-	classSpace = charClass{[3][3]string{
-		{"space", "spaces", "spaces"}, {"пробел", "пробела", "пробелов"}, {"пробіл", "пробіли", "пробілів"}}}
-)
-
-func (cc charClass) noun(lang string, n int) string {
-	f := cc.forms[langIndex(lang)]
-	return plural(lang, n, f[0], f[1], f[2])
-}
-
-// pluralNoun is the nominative plural: "digits", "цифры".
-func (cc charClass) pluralNoun(lang string) string {
-	return cc.forms[langIndex(lang)][1]
-}
-
-// patternWords says a simple pattern in words ("^[0-9]{4}$" → "4 digits";
-// "^OP-[0-9]{4,10}$" → `"OP-", then 4 to 10 digits`), and a pattern it
-// cannot read as "matching the pattern …".
-func patternWords(pattern, lang string) string {
-	atoms, ok := parsePattern(pattern)
-	if !ok || len(atoms) == 0 {
-		return tr(lang, "words.pattern", pattern)
-	}
-	parts := make([]string, 0, len(atoms))
-	for _, a := range atoms {
-		if a.literal != "" {
-			parts = append(parts, tr(lang, "words.literal", a.literal))
-			continue
-		}
-		switch {
-		case a.min == a.max:
-			parts = append(parts, tr(lang, "words.exactly", a.min, a.class.noun(lang, a.min)))
-		case a.min == 0 && a.max == 1:
-			parts = append(parts, tr(lang, "words.optional", a.class.noun(lang, 1)))
-		case a.max < 0 && a.min == 0:
-			parts = append(parts, tr(lang, "words.any", a.class.pluralNoun(lang)))
-		case a.max < 0:
-			parts = append(parts, tr(lang, "words.or_more", a.min, a.class.pluralNoun(lang)))
-		default:
-			parts = append(parts, tr(lang, "words.range", a.min, a.max, a.class.noun(lang, 5)))
-		}
-	}
-	return strings.Join(parts, tr(lang, "words.then"))
-}
-
-// patternAtom is one step of a simple pattern: a literal text, or a kind
-// of character with how many of it.
-type patternAtom struct {
-	literal  string
-	class    charClass
-	min, max int // max -1: unbounded
-}
-
-// parsePattern reads an anchored sequence of literals and character
-// classes, each class with a count, from the pattern's syntax tree; anything
-// else (groups, alternation, look-arounds, case folding, classes slotd has
-// no name for) is not read.
-func parsePattern(p string) ([]patternAtom, bool) {
-	re, err := syntax.Parse(p, syntax.Perl)
-	if err != nil || re.Op != syntax.OpConcat || len(re.Sub) < 2 ||
-		re.Sub[0].Op != syntax.OpBeginText || re.Sub[len(re.Sub)-1].Op != syntax.OpEndText {
-		return nil, false
-	}
-	var atoms []patternAtom
-	for _, sub := range re.Sub[1 : len(re.Sub)-1] {
-		atom, ok := atomOf(sub)
-		if !ok {
-			return nil, false
-		}
-		if n := len(atoms); n > 0 && atom.literal != "" && atoms[n-1].literal != "" {
-			atoms[n-1].literal += atom.literal // "OP" before an escaped "-"
-			continue
-		}
-		atoms = append(atoms, atom)
-	}
-	return atoms, true
-}
-
-// atomOf reads one node of the concatenation: a literal, or a class with a
-// repeat around it.
-func atomOf(re *syntax.Regexp) (patternAtom, bool) {
-	switch re.Op {
-	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase != 0 || strings.IndexFunc(string(re.Rune), func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
-			return patternAtom{}, false
-		}
-		return patternAtom{literal: string(re.Rune), min: 1, max: 1}, true
-	case syntax.OpStar:
-		return counted(re.Sub[0], 0, -1)
-	case syntax.OpPlus:
-		return counted(re.Sub[0], 1, -1)
-	case syntax.OpQuest:
-		return counted(re.Sub[0], 0, 1)
-	case syntax.OpRepeat:
-		return counted(re.Sub[0], re.Min, re.Max)
-	}
-	return counted(re, 1, 1)
-}
-
-// counted is a class repeated min to max times. A repeated literal is not
-// read ("a{3}"), but for a space: the parser writes the one-character class
-// "[ ]" as the character, and "[ ]{2}" is two spaces.
-func counted(re *syntax.Regexp, min, max int) (patternAtom, bool) {
-	atom := patternAtom{min: min, max: max}
-	switch {
-	case re.Op == syntax.OpAnyCharNotNL || re.Op == syntax.OpAnyChar:
-		atom.class = classAny
-	case re.Op == syntax.OpCharClass:
-		cls, ok := classes[string(re.Rune)]
-		if !ok {
-			return patternAtom{}, false
-		}
-		atom.class = cls
-	case re.Op == syntax.OpLiteral && string(re.Rune) == " " && re.Flags&syntax.FoldCase == 0:
-		atom.class = classSpace
-	default:
-		return patternAtom{}, false
-	}
-	return atom, true
-}
-
-// classes are the character classes slotd has words for, by the ranges the
-// parser gives them (lo, hi pairs in order): [0-9] and \d, [A-Za-z] in
-// either order, \w with or without the underscore, and so on.
-var classes = map[string]charClass{
-	"09":         classDigit,
-	"AZ":         classUpper,
-	"az":         classLower,
-	"AZaz":       classLatin,
-	"09AZaz":     classAlnum,
-	"09AZ__az":   classAlnum,
-	"09AZ":       classUpperDigit,
-	"ЁЁАяёё":     classCyrillic,
-	"Ая":         classCyrillic,
-	"\t\n\f\r  ": classSpace,
-}
-
-func atoi(s string) int {
-	n, _ := strconv.Atoi(s)
-	return n
+	return locale
 }

@@ -1,14 +1,16 @@
-package contract
+package provider
 
 import (
 	"bytes"
 	"encoding/json"
 	"sort"
+
+	"github.com/slotd/slotd/contract"
 )
 
-// ExportSize is what one tool's schema costs: it is sent to the provider on
-// every request of a conversation, used or not (seed 004).
-type ExportSize struct {
+// Size is what one tool's definition costs: it is sent to the provider on
+// every request of a conversation, whether the tool is used or not.
+type Size struct {
 	Tool     string `json:"tool"`
 	Provider string `json:"provider"`
 	// Bytes is the compact JSON of the provider's tool definition.
@@ -25,14 +27,14 @@ func EstimateTokens(n int) int { return (n + 3) / 4 }
 
 // Sizes measures every provider export of every contract, sorted by tool
 // then provider, followed by one total per provider (Tool "*").
-func Sizes(cs []*Contract) ([]ExportSize, error) {
-	sorted := append([]*Contract(nil), cs...)
+func Sizes(cs []*contract.Contract) ([]Size, error) {
+	sorted := append([]*contract.Contract(nil), cs...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	totals := map[string]int{}
-	var out []ExportSize
+	var out []Size
 	for _, c := range sorted {
-		for _, prov := range Providers() {
-			e, err := c.Export(prov)
+		for _, prov := range Names() {
+			e, err := Export(c, prov)
 			if err != nil {
 				return nil, err
 			}
@@ -45,12 +47,12 @@ func Sizes(cs []*Contract) ([]ExportSize, error) {
 				return nil, err
 			}
 			n := compact.Len()
-			out = append(out, ExportSize{Tool: c.Name, Provider: prov, Bytes: n, Tokens: EstimateTokens(n)})
+			out = append(out, Size{Tool: c.Name, Provider: prov, Bytes: n, Tokens: EstimateTokens(n)})
 			totals[prov] += n
 		}
 	}
-	for _, prov := range Providers() {
-		out = append(out, ExportSize{Tool: "*", Provider: prov, Bytes: totals[prov], Tokens: EstimateTokens(totals[prov])})
+	for _, prov := range Names() {
+		out = append(out, Size{Tool: "*", Provider: prov, Bytes: totals[prov], Tokens: EstimateTokens(totals[prov])})
 	}
 	return out, nil
 }

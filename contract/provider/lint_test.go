@@ -1,4 +1,4 @@
-package contract_test
+package provider_test
 
 import (
 	"fmt"
@@ -6,12 +6,12 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/contract/provider"
 )
 
 func TestLintShippedContractsAreClean(t *testing.T) {
 	t.Parallel()
-	fs, err := contract.LintDir("../contracts")
+	fs, err := provider.LintDir("../../contracts")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,30 +26,30 @@ func TestLint(t *testing.T) {
 	tests := []struct {
 		name  string
 		files map[string]string
-		want  []contract.Finding // File, Pointer, Severity and a substring of Message
+		want  []provider.Finding // File, Pointer, Severity and a substring of Message
 	}{
 		{
 			name:  "not JSON",
 			files: map[string]string{"bad.json": `{"type": `},
-			want:  []contract.Finding{{File: "c/bad.json", Pointer: "", Severity: "error", Message: "not JSON"}},
+			want:  []provider.Finding{{File: "c/bad.json", Pointer: "", Severity: "error", Message: "not JSON"}},
 		},
 		{
 			name: "an invalid keyword, with its pointer",
 			files: map[string]string{"bad.json": `{"type": "object", "description": "x", "properties": {"a": {"type": "string", "minLength": "three"}},
 				"x-slotd": {"name": "t.bad"}}`},
-			want: []contract.Finding{{File: "c/bad.json", Pointer: "/properties/a/minLength", Severity: "error", Message: "metaschema"}},
+			want: []provider.Finding{{File: "c/bad.json", Pointer: "/properties/a/minLength", Severity: "error", Message: "metaschema"}},
 		},
 		{
 			name: "an unknown normalizer",
 			files: map[string]string{"bad.json": `{"type": "object", "description": "x", "properties": {"phone": {"type": "string", "description": "p",
 				"x-slotd": {"normalize": ["phone_e164"]}}}, "x-slotd": {"name": "t.bad"}}`},
-			want: []contract.Finding{{File: "c/bad.json", Pointer: "/properties/phone", Severity: "error", Message: `unknown normalizer "phone_e164"`}},
+			want: []provider.Finding{{File: "c/bad.json", Pointer: "/properties/phone", Severity: "error", Message: `unknown normalizer "phone_e164"`}},
 		},
 		{
 			name: "a typo in x-slotd, an amount without a currency, no description",
 			files: map[string]string{"warn.json": `{"type": "object", "description": "x", "properties": {
 				"sum": {"type": "number", "x-slotd": {"normalise": ["amount"], "normalize": ["amount"]}}}, "x-slotd": {"name": "t.warn"}}`},
-			want: []contract.Finding{
+			want: []provider.Finding{
 				{File: "c/warn.json", Pointer: "/properties/sum/x-slotd/normalise", Severity: "warning", Message: `unknown x-slotd member "normalise"`},
 				{File: "c/warn.json", Pointer: "/properties/sum", Severity: "warning", Message: "no description"},
 				{File: "c/warn.json", Pointer: "/properties/sum/x-slotd", Severity: "warning", Message: "currency"},
@@ -58,12 +58,12 @@ func TestLint(t *testing.T) {
 		{
 			name:  "the root is not an object",
 			files: map[string]string{"arr.json": `{"type": "array", "description": "x", "properties": {"a": {"type": "string", "description": "A."}}, "x-slotd": {"name": "t.arr"}}`},
-			want:  []contract.Finding{{File: "c/arr.json", Pointer: "/type", Severity: "error", Message: `"type": "object"`}},
+			want:  []provider.Finding{{File: "c/arr.json", Pointer: "/type", Severity: "error", Message: `"type": "object"`}},
 		},
 		{
 			name:  "two names export as one tool",
 			files: map[string]string{"a.json": fmt.Sprintf(ok, "x.y"), "b.json": fmt.Sprintf(ok, "x_y")},
-			want:  []contract.Finding{{File: "c/b.json", Pointer: "/x-slotd/name", Severity: "error", Message: `export as the tool "t_x_y"`}},
+			want:  []provider.Finding{{File: "c/b.json", Pointer: "/x-slotd/name", Severity: "error", Message: `export as the tool "t_x_y"`}},
 		},
 		{
 			name: "more strict tools than one request takes",
@@ -74,7 +74,7 @@ func TestLint(t *testing.T) {
 				}
 				return m
 			}(),
-			want: []contract.Finding{{File: "c/t20.json", Pointer: "", Severity: "warning", Message: "21 strict tools; one request takes at most 20"}},
+			want: []provider.Finding{{File: "c/t20.json", Pointer: "", Severity: "warning", Message: "21 strict tools; one request takes at most 20"}},
 		},
 		{
 			name: "more optional and union parameters than one request takes",
@@ -89,7 +89,7 @@ func TestLint(t *testing.T) {
 				}
 				return m
 			}(),
-			want: []contract.Finding{
+			want: []provider.Finding{
 				{File: "c/t4.json", Pointer: "/properties/p0", Severity: "warning", Message: "anthropic: the set has 30 optional parameters; one request takes at most 24"},
 				{File: "c/t2.json", Pointer: "/properties/p4", Severity: "warning", Message: "anthropic: the set has 30 union-typed parameters; one request takes at most 16"},
 			},
@@ -102,7 +102,7 @@ func TestLint(t *testing.T) {
 			for name, src := range tt.files {
 				fsys["c/"+name] = &fstest.MapFile{Data: []byte(src)}
 			}
-			got, err := contract.LintFS(fsys, "c", "c")
+			got, err := provider.LintFS(fsys, "c", "c")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,8 +121,8 @@ func TestLint(t *testing.T) {
 			for _, w := range tt.want {
 				wantErr = wantErr || w.Severity == "error"
 			}
-			if contract.HasErrors(got) != wantErr {
-				t.Errorf("HasErrors = %v, want %v: %v", contract.HasErrors(got), wantErr, got)
+			if provider.HasErrors(got) != wantErr {
+				t.Errorf("HasErrors = %v, want %v: %v", provider.HasErrors(got), wantErr, got)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package contract
+package provider
 
 import (
 	"bytes"
@@ -7,16 +7,20 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/contract/internal/jsontree"
 )
 
-// The per-request limits of the providers' strict modes (seed 000, section
-// 3): a request with more strict tools, optional parameters or union-typed
-// parameters than these is refused with "Schema is too complex for
-// compilation", so the whole set of contracts sent together must fit.
+// The per-request limits of the providers' strict modes: a request with more
+// strict tools, optional parameters or union-typed parameters than these is
+// refused with "Schema is too complex for compilation", so the whole set of
+// contracts sent together must fit.
 const (
 	LimitStrictTools    = 20
 	LimitOptionalParams = 24
@@ -63,8 +67,8 @@ func LintFS(fsys fs.FS, dir, prefix string) ([]Finding, error) {
 		return nil, fmt.Errorf("contracts: %w", err)
 	}
 	var out []Finding
-	var parsed []*Contract
-	files := map[*Contract]string{}
+	var parsed []*contract.Contract
+	files := map[*contract.Contract]string{}
 	for _, e := range entries {
 		if e.IsDir() || path.Ext(e.Name()) != ".json" {
 			continue
@@ -94,75 +98,49 @@ var (
 	atProp    = regexp.MustCompile(`property ([^:]+):`)
 )
 
+// reporter adds a finding about one file.
+type reporter func(sev, ptr, msg string, args ...any)
+
 // lintFile parses one file and reports what is wrong with it alone.
-func lintFile(file string, src []byte) (*Contract, []Finding) {
+func lintFile(file string, src []byte) (*contract.Contract, []Finding) {
 	var out []Finding
 	add := func(sev, ptr, msg string, args ...any) {
 		out = append(out, Finding{File: file, Pointer: ptr, Severity: sev, Message: fmt.Sprintf(msg, args...)})
 	}
-	tree, err := decodeOrdered(src)
+	tree, err := jsontree.Decode(src)
 	if err != nil {
 		add(SeverityError, "", "not JSON: %v", err)
 		return nil, out
 	}
-	root, ok := tree.(*object)
+	root, ok := tree.(*jsontree.Object)
 	if !ok {
 		add(SeverityError, "", "the contract must be a JSON object")
 		return nil, out
 	}
 	lintExtensions(root, add)
-	c, err := Parse(path.Base(file), src)
+	c, err := contract.Parse(path.Base(file), src)
 	if err != nil {
 		ptr := ""
 		if ms := atPointer.FindAllStringSubmatch(err.Error(), -1); ms != nil {
 			ptr = ms[len(ms)-1][1] // the deepest location the metaschema names
 		} else if m := atProp.FindStringSubmatch(err.Error()); m != nil {
-			ptr = "/properties/" + escapePointer(m[1])
+			ptr = "/properties/" + jsontree.Escape(m[1])
 		}
 		add(SeverityError, ptr, "%s", strings.TrimPrefix(err.Error(), "contract "+path.Base(file)+": "))
 		return nil, out
 	}
-	if t := root.str("type"); t != "object" {
+	if t := root.Str("type"); t != "object" {
 		add(SeverityError, "/type", `the root must be "type": "object": both providers take an object of arguments`)
 	}
 	if c.Description == "" {
 		add(SeverityWarning, "/description", "no description: the model chooses and fills a tool by its description")
 	}
-	if n := ProviderName(c.Name); n != c.Name && len(c.Name) > 64 {
+	if n := contract.ProviderName(c.Name); n != c.Name && len(c.Name) > 64 {
 		add(SeverityError, "/x-slotd/name", "the name is longer than the 64 characters providers take")
 	}
-	required := map[string]bool{}
-	for _, r := range c.Required {
-		required[r] = true
-	}
-	for _, p := range c.Properties {
-		ptr := "/properties/" + escapePointer(p.Name)
-		if p.Description == "" {
-			add(SeverityWarning, ptr, "no description: say what the slot holds, with an example (seed 004: the description fixes most wrong calls)")
-		}
-		if required[p.Name] && len(p.ask) == 0 {
-			add(SeverityWarning, ptr+"/x-slotd/ask", "a required slot without a question by meaning: slotd asks with its generic one")
-		}
-		for _, n := range p.normalizers() {
-			if n == "amount" && p.Currency == "" && p.CurrencySlot == "" {
-				add(SeverityWarning, ptr+"/x-slotd", "an amount without x-slotd.currency or x-slotd.currency_slot: a currency in the input (\"$1,200\") is dropped")
-			}
-		}
-		if p.Currency != "" && p.CurrencySlot != "" {
-			add(SeverityWarning, ptr+"/x-slotd", "x-slotd.currency and x-slotd.currency_slot together: the currency slot wins")
-		}
-		if pat := p.raw.str("pattern"); pat != "" && unsupportedRegex.MatchString(pat) {
-			add(SeverityWarning, ptr+"/pattern", "look-arounds, back-references and word boundaries are not supported by strict modes' regex engines")
-		}
-		if f := p.Format; f != "" && !openAIFormats[f] {
-			add(SeverityWarning, ptr+"/format", "format %q is not enforced by OpenAI's strict mode; the export says it in the description", f)
-		}
-		if p.DateRange != "" && p.Format != "date" && !hasNormalizer(p, "date") {
-			add(SeverityWarning, ptr+"/x-slotd/date_range", "date_range has effect only with the date normalizer")
-		}
-	}
+	lintProperties(c, root.Obj("properties"), add)
 	for _, prov := range []string{OpenAI, Anthropic} {
-		e, err := c.Export(prov)
+		e, err := Export(c, prov)
 		if err != nil {
 			add(SeverityError, "", "%s export: %v", prov, err)
 			continue
@@ -174,13 +152,40 @@ func lintFile(file string, src []byte) (*Contract, []Finding) {
 	return c, out
 }
 
-func hasNormalizer(p *Property, name string) bool {
-	for _, n := range p.normalizers() {
-		if n == name {
-			return true
+// lintProperties reports what is wrong with each slot: what the model and
+// the strict modes would miss, and settings that have no effect.
+func lintProperties(c *contract.Contract, props *jsontree.Object, add reporter) {
+	required := map[string]bool{}
+	for _, r := range c.Required {
+		required[r] = true
+	}
+	for _, p := range c.Properties {
+		ptr := "/properties/" + jsontree.Escape(p.Name)
+		schema := props.Obj(p.Name)
+		if p.Description == "" {
+			add(SeverityWarning, ptr, "no description: say what the slot holds, with an example (the description fixes most wrong calls)")
+		}
+		if required[p.Name] && schema.Obj("x-slotd").Obj("ask").Len() == 0 {
+			add(SeverityWarning, ptr+"/x-slotd/ask", "a required slot without a question by meaning: slotd asks with its generic one")
+		}
+		for _, n := range p.Normalizers() {
+			if n == "amount" && p.Currency == "" && p.CurrencySlot == "" {
+				add(SeverityWarning, ptr+"/x-slotd", "an amount without x-slotd.currency or x-slotd.currency_slot: a currency in the input (\"$1,200\") is dropped")
+			}
+		}
+		if p.Currency != "" && p.CurrencySlot != "" {
+			add(SeverityWarning, ptr+"/x-slotd", "x-slotd.currency and x-slotd.currency_slot together: the currency slot wins")
+		}
+		if pat := schema.Str("pattern"); pat != "" && unsupportedRegex.MatchString(pat) {
+			add(SeverityWarning, ptr+"/pattern", "look-arounds, back-references and word boundaries are not supported by strict modes' regex engines")
+		}
+		if f := p.Format; f != "" && !openAIFormats[f] {
+			add(SeverityWarning, ptr+"/format", "format %q is not enforced by OpenAI's strict mode; the export says it in the description", f)
+		}
+		if p.DateRange != "" && p.Format != "date" && !slices.Contains(p.Normalizers(), "date") {
+			add(SeverityWarning, ptr+"/x-slotd/date_range", "date_range has effect only with the date normalizer")
 		}
 	}
-	return false
 }
 
 var unsupportedRegex = regexp.MustCompile(`\(\?[=!<]|\\[1-9]|\\b|\\B`)
@@ -192,35 +197,29 @@ var (
 
 // lintExtensions reports x-slotd members slotd does not know: a typo
 // ("normalise") would otherwise be ignored silently.
-func lintExtensions(root *object, add func(sev, ptr, msg string, args ...any)) {
-	check := func(x *object, ptr string, known []string) {
+func lintExtensions(root *jsontree.Object, add reporter) {
+	check := func(x *jsontree.Object, ptr string, known []string) {
 		if x == nil {
 			return
 		}
-		for _, k := range x.keys {
-			found := false
-			for _, kk := range known {
-				if k == kk {
-					found = true
-				}
-			}
-			if !found {
-				add(SeverityWarning, ptr+"/"+escapePointer(k), "unknown x-slotd member %q (known: %s)", k, strings.Join(known, ", "))
+		for _, k := range x.Keys() {
+			if !slices.Contains(known, k) {
+				add(SeverityWarning, ptr+"/"+jsontree.Escape(k), "unknown x-slotd member %q (known: %s)", k, strings.Join(known, ", "))
 			}
 		}
 	}
-	check(root.obj("x-slotd"), "/x-slotd", rootExtensionKeys)
-	if props := root.obj("properties"); props != nil {
-		for _, name := range props.keys {
-			if p := props.obj(name); p != nil {
-				check(p.obj("x-slotd"), "/properties/"+escapePointer(name)+"/x-slotd", propertyExtensionKeys)
+	check(root.Obj("x-slotd"), "/x-slotd", rootExtensionKeys)
+	if props := root.Obj("properties"); props != nil {
+		for _, name := range props.Keys() {
+			if p := props.Obj(name); p != nil {
+				check(p.Obj("x-slotd"), "/properties/"+jsontree.Escape(name)+"/x-slotd", propertyExtensionKeys)
 			}
 		}
 	}
 }
 
 // compileExport checks that an export is itself a valid JSON Schema.
-func compileExport(e *Export) error {
+func compileExport(e *Tool) error {
 	raw, err := e.ParametersJSON()
 	if err != nil {
 		return err
@@ -247,35 +246,35 @@ type paramStats struct {
 	enumValues       int
 }
 
-func statsOf(s *object, ptr string, depth int, st *paramStats) {
+func statsOf(s *jsontree.Object, ptr string, depth int, st *paramStats) {
 	if s == nil {
 		return
 	}
 	if depth > st.depth {
 		st.depth = depth
 	}
-	st.enumValues += len(s.list("enum"))
-	props := s.obj("properties")
+	st.enumValues += len(s.List("enum"))
+	props := s.Obj("properties")
 	if props == nil {
-		if items := s.obj("items"); items != nil {
+		if items := s.Obj("items"); items != nil {
 			statsOf(items, ptr+"/items", depth+1, st)
 		}
 		return
 	}
 	required := map[string]bool{}
-	for _, r := range s.list("required") {
+	for _, r := range s.List("required") {
 		if n, ok := r.(string); ok {
 			required[n] = true
 		}
 	}
-	for _, name := range props.keys {
-		p := props.obj(name)
-		pp := ptr + "/properties/" + escapePointer(name)
+	for _, name := range props.Keys() {
+		p := props.Obj(name)
+		pp := ptr + "/properties/" + jsontree.Escape(name)
 		st.properties++
 		if !required[name] {
 			st.optional = append(st.optional, pp)
 		}
-		if p != nil && (len(p.list("anyOf")) > 0 || len(p.list("type")) > 1) {
+		if p != nil && (len(p.List("anyOf")) > 0 || len(p.List("type")) > 1) {
 			st.unions = append(st.unions, pp)
 		}
 		statsOf(p, pp, depth+1, st)
@@ -284,12 +283,12 @@ func statsOf(s *object, ptr string, depth int, st *paramStats) {
 
 // lintSet checks the limits of one request that carries every contract as
 // a strict tool.
-func lintSet(cs []*Contract, files map[*Contract]string) []Finding {
+func lintSet(cs []*contract.Contract, files map[*contract.Contract]string) []Finding {
 	var out []Finding
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
 	names := map[string]string{}
 	for _, c := range cs {
-		n := ProviderName(c.Name)
+		n := contract.ProviderName(c.Name)
 		if other, ok := names[n]; ok {
 			out = append(out, Finding{File: files[c], Pointer: "/x-slotd/name", Severity: SeverityError,
 				Message: fmt.Sprintf("%s and %s both export as the tool %q", other, c.Name, n)})
@@ -307,7 +306,7 @@ func lintSet(cs []*Contract, files map[*Contract]string) []Finding {
 		var optional, unions []at
 		var total paramStats
 		for _, c := range cs {
-			e, err := c.Export(prov)
+			e, err := Export(c, prov)
 			if err != nil {
 				continue
 			}

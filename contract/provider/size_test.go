@@ -1,22 +1,25 @@
-package contract
+package provider_test
 
 import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/contract/provider"
 )
 
 func TestSizesCoverEveryToolAndProvider(t *testing.T) {
 	t.Parallel()
-	cat, err := LoadDir("../contracts")
+	cat, err := contract.LoadDir("../../contracts")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sizes, err := Sizes(cat.All())
+	sizes, err := provider.Sizes(cat.All())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := len(cat.All())*len(Providers()) + len(Providers())
+	want := len(cat.All())*len(provider.Names()) + len(provider.Names())
 	if len(sizes) != want {
 		t.Fatalf("%d sizes, want %d", len(sizes), want)
 	}
@@ -34,7 +37,7 @@ func TestSizesCoverEveryToolAndProvider(t *testing.T) {
 	// The dispute's export carries its Russian questions nowhere: only the
 	// schema the model sees is paid for.
 	for _, s := range sizes {
-		if s.Tool == "bank.open_dispute" && s.Provider == OpenAI && s.Bytes > 8000 {
+		if s.Tool == "bank.open_dispute" && s.Provider == provider.OpenAI && s.Bytes > 8000 {
 			t.Errorf("the dispute's OpenAI export is %d bytes; something leaks into it", s.Bytes)
 		}
 	}
@@ -45,11 +48,11 @@ func TestLintRefusesABrokenOutputContract(t *testing.T) {
 	fsys := fstest.MapFS{"broken.json": {Data: []byte(`{"type": "object",
 		"properties": {"a": {"type": "string"}},
 		"x-slotd": {"name": "t.broken", "output": {"type": "object", "properties": {"status": {"type": "nonsense"}}}}}`)}}
-	findings, err := LintFS(fsys, ".", "contracts")
+	findings, err := provider.LintFS(fsys, ".", "contracts")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !HasErrors(findings) {
+	if !provider.HasErrors(findings) {
 		t.Fatalf("an output contract with an unknown type passed lint: %v", findings)
 	}
 	found := false
@@ -60,20 +63,5 @@ func TestLintRefusesABrokenOutputContract(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the finding does not name the output contract: %v", findings)
-	}
-}
-
-func TestCatalogFindsTheExportName(t *testing.T) {
-	t.Parallel()
-	cat, err := LoadDir("../contracts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := cat.Get("bank_open_dispute")
-	if c == nil || c.Name != "bank.open_dispute" {
-		t.Fatalf("Get(bank_open_dispute) = %v, want bank.open_dispute", c)
-	}
-	if cat.Get("bank_open_disputes") != nil || len(cat.Names()) != 2 {
-		t.Errorf("aliases leak: %v", cat.Names())
 	}
 }

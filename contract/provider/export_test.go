@@ -1,4 +1,4 @@
-package contract_test
+package provider_test
 
 import (
 	"bytes"
@@ -14,26 +14,27 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/contract/provider"
 )
 
 var update = flag.Bool("update", false, "rewrite contracts/snapshots from the current exports (make snapshots)")
 
-const snapshotDir = "../contracts/snapshots"
+const snapshotDir = "../../contracts/snapshots"
 
 // TestExportSnapshots fails when an export of a shipped contract drifts
 // from its snapshot: a change of a field, an enum or a description shows up
 // in review before it reaches a model. `make snapshots` rewrites them.
 func TestExportSnapshots(t *testing.T) {
-	cat, err := contract.LoadDir("../contracts")
+	cat, err := contract.LoadDir("../../contracts")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]bool{}
 	for _, c := range cat.All() {
-		for _, prov := range contract.Providers() {
+		for _, prov := range provider.Names() {
 			name := c.Name + "." + prov + ".json"
 			want[name] = true
-			e, err := c.Export(prov)
+			e, err := provider.Export(c, prov)
 			if err != nil {
 				t.Fatalf("Export(%s, %s): %v", c.Name, prov, err)
 			}
@@ -130,10 +131,10 @@ const rich = `{
 func TestExportStrictModes(t *testing.T) {
 	t.Parallel()
 	c := mustParse(t, rich)
-	for _, prov := range []string{contract.OpenAI, contract.Anthropic} {
+	for _, prov := range []string{provider.OpenAI, provider.Anthropic} {
 		t.Run(prov, func(t *testing.T) {
 			t.Parallel()
-			e, err := c.Export(prov)
+			e, err := provider.Export(c, prov)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +169,7 @@ func TestExportStrictModes(t *testing.T) {
 						t.Errorf("%s: keeps %q, which %s's strict mode refuses", ptr, k, prov)
 					}
 				}
-				if prov == contract.Anthropic {
+				if prov == provider.Anthropic {
 					for _, k := range []string{"minimum", "maximum", "exclusiveMinimum", "multipleOf"} {
 						if _, ok := s[k]; ok {
 							t.Errorf("%s: keeps %q for anthropic", ptr, k)
@@ -193,10 +194,10 @@ func TestExportStrictModes(t *testing.T) {
 			if !strings.Contains(desc("seating"), "Default: \"indoor\".") {
 				t.Errorf("seating's default is not in its description: %q", desc("seating"))
 			}
-			if prov == contract.Anthropic && !strings.Contains(desc("guests"), "At least 1, at most 20.") {
+			if prov == provider.Anthropic && !strings.Contains(desc("guests"), "At least 1, at most 20.") {
 				t.Errorf("anthropic: guests' bounds are not in its description: %q", desc("guests"))
 			}
-			if prov == contract.OpenAI {
+			if prov == provider.OpenAI {
 				if g := props["guests"].(map[string]any); g["minimum"] == nil || g["maximum"] == nil {
 					t.Errorf("openai: guests' bounds were dropped although strict mode takes them: %v", g)
 				}
@@ -229,7 +230,7 @@ func TestExportStrictModes(t *testing.T) {
 					t.Errorf("openai: a required property became nullable: %v", g)
 				}
 			}
-			if prov == contract.Anthropic {
+			if prov == provider.Anthropic {
 				req := params["required"].([]any)
 				if len(req) != 2 {
 					t.Errorf("anthropic: required = %v, want the contract's [guests name]", req)
@@ -239,7 +240,7 @@ func TestExportStrictModes(t *testing.T) {
 			// contract passes it.
 			s := compile(t, raw)
 			call := map[string]any{"guests": 4.0, "name": "Анна"}
-			if prov == contract.OpenAI {
+			if prov == provider.OpenAI {
 				for _, k := range []string{"site", "seating", "deposit", "contact", "kid", "tags"} {
 					call[k] = nil
 				}
@@ -254,7 +255,7 @@ func TestExportStrictModes(t *testing.T) {
 func TestExportPlainKeepsTheSchema(t *testing.T) {
 	t.Parallel()
 	c := mustParse(t, rich)
-	e, err := c.Export(contract.Plain)
+	e, err := provider.Export(c, provider.Plain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,16 +276,16 @@ func TestExportPlainKeepsTheSchema(t *testing.T) {
 	if i, j := bytes.Index(raw, []byte(`"guests"`)), bytes.Index(raw, []byte(`"tags"`)); i < 0 || j < i {
 		t.Errorf("properties are not in contract order:\n%s", raw)
 	}
-	if _, err := c.Export("gemini"); !errors.Is(err, contract.ErrUnknownProvider) {
-		t.Errorf("Export(gemini) error = %v, want ErrUnknownProvider", err)
+	if _, err := provider.Export(c, "gemini"); !errors.Is(err, provider.ErrUnknown) {
+		t.Errorf("Export(gemini) error = %v, want ErrUnknown", err)
 	}
 }
 
 func TestExportPartialContract(t *testing.T) {
 	t.Parallel()
 	c := shipped(t, "bank.open_dispute")
-	for _, prov := range []string{contract.OpenAI, contract.Anthropic} {
-		e, err := c.Export(prov)
+	for _, prov := range []string{provider.OpenAI, provider.Anthropic} {
+		e, err := provider.Export(c, prov)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,7 +293,7 @@ func TestExportPartialContract(t *testing.T) {
 		props := params["properties"].(map[string]any)
 		req, _ := params["required"].([]any)
 		switch prov {
-		case contract.OpenAI:
+		case provider.OpenAI:
 			if len(req) != len(props) {
 				t.Errorf("openai: required %v, want every property", req)
 			}
@@ -301,12 +302,36 @@ func TestExportPartialContract(t *testing.T) {
 					t.Errorf("openai: %s of a partial contract is not nullable: %v", name, p)
 				}
 			}
-		case contract.Anthropic:
+		case provider.Anthropic:
 			if len(req) != 0 {
 				t.Errorf("anthropic: a partial contract requires %v: the model would invent what the user did not say", req)
 			}
 		}
 	}
+}
+
+// shipped loads one of the contracts in the repository's contracts/.
+func shipped(t testing.TB, name string) *contract.Contract {
+	t.Helper()
+	cat, err := contract.LoadDir("../../contracts")
+	if err != nil {
+		t.Fatalf("LoadDir(../../contracts): %v", err)
+	}
+	c := cat.Get(name)
+	if c == nil {
+		t.Fatalf("contract %s is not shipped; have %v", name, cat.Names())
+	}
+	return c
+}
+
+// mustParse compiles an inline contract or stops the test.
+func mustParse(t testing.TB, src string) *contract.Contract {
+	t.Helper()
+	c, err := contract.Parse("inline.json", []byte(src))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return c
 }
 
 func decode(t *testing.T, raw []byte) map[string]any {
