@@ -22,7 +22,8 @@ FUZZTIME ?= 1000000x
 FUZZ_TARGETS := ./session:FuzzTurn ./api:FuzzStatus ./api:FuzzCodec ./contract:FuzzNormalizeArgsAndCheck \
 	./contract/normalizer:FuzzNormalizeDate ./contract/normalizer:FuzzNormalizeTime ./contract/normalizer:FuzzNormalizeAmount \
 	./contract/normalizer:FuzzNormalizeInteger ./contract/normalizer:FuzzNormalizeLastDigits ./contract/normalizer:FuzzNormalizeEnum \
-	./contract/normalizer:FuzzNormalizeIATA ./contract/normalizer:FuzzNormalizeText ./contract/normalizer:FuzzNormalizeCurrency
+	./contract/normalizer:FuzzNormalizeIATA ./contract/normalizer:FuzzNormalizeText ./contract/normalizer:FuzzNormalizeCurrency \
+	./internal/phrase:FuzzFill
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

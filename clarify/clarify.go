@@ -1,19 +1,21 @@
 // Package clarify decides the one next step of a turn and words it: which
 // slot to ask about (by meaning, never by field name), which changed
 // irreversible value to re-confirm, when to ask for approval, and when the
-// arguments are ready. It is pure: the same input gives the same step.
+// arguments are ready. It is pure: the same input gives the same step. Its
+// sentences are those of internal/phrase; a contract's own texts are filled
+// with the same placeholders.
 package clarify
 
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/internal/phrase"
 	"github.com/slotd/slotd/merge"
 	"github.com/slotd/slotd/problem"
 )
@@ -99,17 +101,23 @@ func Decide(in Input) Step {
 func (in Input) ask(slot string) *Question {
 	c := in.Contract
 	p := c.Property(slot)
+	label := phrase.Args{"label": p.Label(in.Locale, c.DefaultLocale)}
 	text := p.Ask(in.Locale, c.DefaultLocale)
 	if text == "" {
-		text = phrase(in.Locale, c.DefaultLocale, "ask")
+		text = phrase.Text(in.lang(), "step.ask", label)
+	} else {
+		text = in.fill(text, label)
 	}
 	return &Question{
 		Slot:    slot,
-		Text:    in.fill(text, map[string]any{"label": p.Label(in.Locale, c.DefaultLocale)}),
+		Text:    text,
 		Allowed: p.AllowedValues(),
 		Format:  formatOf(p, in.Locale),
 	}
 }
+
+// lang is the language of slotd's own sentences for the turn.
+func (in Input) lang() phrase.Language { return phrase.Lang(in.Locale, in.Contract.DefaultLocale) }
 
 // formatOf is the expected form of a slot without an enum (an enum's
 // allowed values say it all).
@@ -124,7 +132,7 @@ func (in Input) reconfirm(slot string) *Question {
 	c := in.Contract
 	p := c.Property(slot)
 	old, nu := in.State.Slots[slot], in.State.Pending[slot]
-	text := in.fill(phrase(in.Locale, c.DefaultLocale, "reconfirm"), map[string]any{
+	text := phrase.Text(in.lang(), "step.reconfirm", phrase.Args{
 		"label": capitalize(p.Label(in.Locale, c.DefaultLocale)),
 		"old":   in.display(slot, old),
 		"new":   in.display(slot, nu),
@@ -137,7 +145,7 @@ func (in Input) summary() string {
 	if t := c.ConfirmText(in.Locale); t != "" {
 		return in.fill(t, nil)
 	}
-	return in.fill(phrase(in.Locale, c.DefaultLocale, "confirm"), map[string]any{"summary": in.filled()})
+	return phrase.Text(in.lang(), "step.confirm", phrase.Args{"summary": in.filled()})
 }
 
 // ChangeMessage is what to tell the user about a change, or "" when there is
@@ -148,7 +156,7 @@ func ChangeMessage(c *contract.Contract, locale string, ch merge.Change) string 
 		return ""
 	}
 	in := Input{Contract: c, Locale: locale}
-	return in.fill(phrase(locale, c.DefaultLocale, "overwritten"), map[string]any{
+	return phrase.Text(in.lang(), "step.overwritten", phrase.Args{
 		"label": p.Label(locale, c.DefaultLocale),
 		"new":   in.display(ch.Slot, ch.New),
 	})
@@ -159,16 +167,20 @@ func ChangeMessage(c *contract.Contract, locale string, ch merge.Change) string 
 // "closed" (an operator or the orchestrator reset the session),
 // "cancelled" (the user declined the final approval).
 func Notice(c *contract.Contract, locale, kind string) string {
-	return phrase(locale, c.DefaultLocale, kind)
+	if key := "notice." + kind; phrase.Has(key) {
+		return phrase.Text(phrase.Lang(locale, c.DefaultLocale), key, nil)
+	}
+	return ""
 }
 
 // FailureText is what a user can be told when the backend call failed:
 // whether retrying is safe and when.
 func FailureText(c *contract.Contract, locale string, retryable bool, after int) string {
+	lang := phrase.Lang(locale, c.DefaultLocale)
 	if retryable {
-		return strings.ReplaceAll(phrase(locale, c.DefaultLocale, "failed_retry"), "{seconds}", fmt.Sprint(after))
+		return phrase.Text(lang, "failure.retry", phrase.Args{"seconds": after})
 	}
-	return phrase(locale, c.DefaultLocale, "failed_handoff")
+	return phrase.Text(lang, "failure.handoff", nil)
 }
 
 // HandoffText tells the user a person takes over, with what is known and
@@ -183,18 +195,17 @@ func HandoffText(in Input, slot string) string {
 	if summary == "" {
 		summary = "—"
 	}
-	return in.fill(phrase(in.Locale, c.DefaultLocale, "handoff"), map[string]any{"summary": summary, "label": label})
+	return phrase.Text(in.lang(), "step.handoff", phrase.Args{"summary": summary, "label": label})
 }
 
 // ResumeText asks whether to go on with a stale session, showing what it
 // holds.
 func ResumeText(in Input) string {
-	c := in.Contract
 	summary := in.filled()
 	if summary == "" {
-		return in.fill(phrase(in.Locale, c.DefaultLocale, "resume_empty"), nil)
+		return phrase.Text(in.lang(), "step.resume_empty", nil)
 	}
-	return in.fill(phrase(in.Locale, c.DefaultLocale, "resume"), map[string]any{"summary": summary})
+	return phrase.Text(in.lang(), "step.resume", phrase.Args{"summary": summary})
 }
 
 // ResumedText tells the user the conversation is back on a session parked
@@ -211,11 +222,11 @@ func ResumedText(in Input, missing []string) string {
 			labels = append(labels, p.Label(in.Locale, c.DefaultLocale))
 		}
 	}
-	key := "resumed"
+	key := "notice.resumed"
 	if len(labels) == 0 {
-		key = "resumed_complete"
+		key = "notice.resumed_complete"
 	}
-	return in.fill(phrase(in.Locale, c.DefaultLocale, key), map[string]any{
+	return phrase.Text(in.lang(), key, phrase.Args{
 		"tool": c.Label(in.Locale), "summary": summary, "missing": strings.Join(labels, ", ")})
 }
 
@@ -226,7 +237,7 @@ func ClosedText(c *contract.Contract, locale string, closed []*contract.Contract
 	for _, x := range closed {
 		names = append(names, x.Label(locale))
 	}
-	return strings.ReplaceAll(phrase(locale, c.DefaultLocale, "closed_others"), "{tools}", strings.Join(names, ", "))
+	return phrase.Text(phrase.Lang(locale, c.DefaultLocale), "notice.closed_others", phrase.Args{"tools": strings.Join(names, ", ")})
 }
 
 // filled lists the filled slots as "label: value; …" in contract order,
@@ -254,16 +265,12 @@ func (in Input) display(slot string, v any) string {
 // Masked stands for a sensitive value wherever it would be shown.
 const Masked = "•••"
 
-var (
-	placeholder = regexp.MustCompile(`\{([A-Za-z0-9_.\-]+)\}`)
-	optional    = regexp.MustCompile(`\[([^\[\]]*)\]`)
-)
-
-// fill replaces {name} with extra[name] or the slot's value. A [bracketed]
-// part is kept only when every placeholder in it has a value, so a question
-// can mention a slot that may still be empty.
-func (in Input) fill(tmpl string, extra map[string]any) string {
-	lookup := func(name string) (string, bool) {
+// fill fills a contract's own text (a question, the approval summary):
+// {name} is extra[name], else the slot's value as shown; a [bracketed] part
+// whose slot is still empty is left out, and such a slot outside brackets
+// is "…". A name that is neither stays as written.
+func (in Input) fill(tmpl string, extra phrase.Args) string {
+	value := func(name string) (string, bool) {
 		if v, ok := extra[name]; ok {
 			return fmt.Sprint(v), true
 		}
@@ -272,25 +279,13 @@ func (in Input) fill(tmpl string, extra map[string]any) string {
 		}
 		return "", false
 	}
-	tmpl = optional.ReplaceAllStringFunc(tmpl, func(seg string) string {
-		inner := seg[1 : len(seg)-1]
-		for _, m := range placeholder.FindAllStringSubmatch(inner, -1) {
-			if _, ok := lookup(m[1]); !ok {
-				return ""
-			}
-		}
-		return inner
-	})
-	return placeholder.ReplaceAllStringFunc(tmpl, func(m string) string {
-		name := m[1 : len(m)-1]
-		if s, ok := lookup(name); ok {
-			return s
-		}
-		if p := in.Contract.Property(name); p != nil {
+	absent := func(name string) string {
+		if in.Contract.Property(name) != nil {
 			return "…"
 		}
-		return m
-	})
+		return "{" + name + "}"
+	}
+	return phrase.Fill(tmpl, value, absent)
 }
 
 // Display renders a slot value for a sentence.
@@ -312,71 +307,4 @@ func capitalize(s string) string {
 		return s
 	}
 	return string(unicode.ToUpper(r)) + s[n:]
-}
-
-// phrases are slotd's own sentences, per locale.
-var phrases = map[string]map[string]string{
-	"ru": {
-		"ask":              "Уточните, пожалуйста: {label}.",
-		"reconfirm":        "{label}: было {old}, теперь {new}. Заменить?",
-		"overwritten":      "Понял, меняю: {label} — {new}.",
-		"confirm":          "Проверьте, всё ли верно: {summary}.",
-		"cancelled":        "Хорошо, ничего не делаю.",
-		"expired":          "Прошлый разговор закрыт за давностью, начинаем заново.",
-		"restarted":        "Хорошо, начинаем заново.",
-		"closed":           "Прошлый разговор был закрыт, начинаем заново.",
-		"resume":           "Мы остановились на этом: {summary}. Продолжаем с того же места?",
-		"resume_empty":     "Мы прервались. Продолжаем?",
-		"failed_retry":     "Заявка не создана; повторить безопасно через {seconds} с.",
-		"failed_handoff":   "Заявка не создана; передаю разговор сотруднику.",
-		"handoff":          "Передаю разговор сотруднику. Уже известно: {summary}. Не удалось уточнить: {label}.",
-		"resumed":          "Возвращаемся: {tool}. Уже известно: {summary}; осталось уточнить: {missing}.",
-		"resumed_complete": "Возвращаемся: {tool}. Уже известно: {summary}.",
-		"closed_others":    "Закрываю незавершённое: {tools}.",
-	},
-	"uk": {
-		"ask":              "Уточніть, будь ласка: {label}.",
-		"reconfirm":        "{label}: було {old}, тепер {new}. Замінити?",
-		"overwritten":      "Зрозумів, змінюю: {label} — {new}.",
-		"confirm":          "Перевірте, чи все правильно: {summary}.",
-		"cancelled":        "Добре, нічого не роблю.",
-		"expired":          "Попередню розмову закрито за давністю, починаємо знову.",
-		"restarted":        "Добре, починаємо знову.",
-		"closed":           "Попередню розмову було закрито, починаємо знову.",
-		"resume":           "Ми зупинилися на цьому: {summary}. Продовжуємо з того ж місця?",
-		"resume_empty":     "Ми перервалися. Продовжуємо?",
-		"failed_retry":     "Запит не виконано; повторити безпечно через {seconds} с.",
-		"failed_handoff":   "Запит не виконано; передаю розмову співробітнику.",
-		"handoff":          "Передаю розмову співробітнику. Уже відомо: {summary}. Не вдалося уточнити: {label}.",
-		"resumed":          "Повертаємося: {tool}. Уже відомо: {summary}; залишилося уточнити: {missing}.",
-		"resumed_complete": "Повертаємося: {tool}. Уже відомо: {summary}.",
-		"closed_others":    "Закриваю незавершене: {tools}.",
-	},
-	"en": {
-		"ask":              "Please tell me the {label}.",
-		"reconfirm":        "{label}: it was {old}, now {new}. Shall I change it?",
-		"overwritten":      "Got it, changing the {label} to {new}.",
-		"confirm":          "Please check that this is right: {summary}.",
-		"cancelled":        "All right, nothing will be done.",
-		"expired":          "The previous conversation expired; starting over.",
-		"restarted":        "All right, starting over.",
-		"closed":           "The previous conversation was closed; starting over.",
-		"resume":           "Here is where we stopped: {summary}. Shall we go on from there?",
-		"resume_empty":     "We were interrupted. Shall we go on?",
-		"failed_retry":     "Nothing was done yet; retrying is safe in {seconds} seconds.",
-		"failed_handoff":   "Nothing was done; a person will take over.",
-		"handoff":          "A person will take over from here. Known so far: {summary}. Could not settle: {label}.",
-		"resumed":          "Back to {tool}: {summary}; still needed: {missing}.",
-		"resumed_complete": "Back to {tool}: {summary}.",
-		"closed_others":    "Closing what was left unfinished: {tools}.",
-	},
-}
-
-func phrase(locale, fallback, key string) string {
-	for _, l := range []string{contract.BaseLocale(locale), contract.BaseLocale(fallback), "en"} {
-		if s, ok := phrases[l][key]; ok {
-			return s
-		}
-	}
-	return ""
 }

@@ -605,3 +605,34 @@ func TestDisplay(t *testing.T) {
 		}
 	}
 }
+
+// TestTurnSentences: what a user is told about the session and the backend
+// call, in each language, and in the contract's default one for a locale
+// slotd has no words for.
+func TestTurnSentences(t *testing.T) {
+	t.Parallel()
+	bank := shipped(t, "bank.open_dispute")
+	empty := clarify.Input{Contract: bank, Locale: "uk"}
+	full := input(bank, "en", dispute(nil), nil)
+	tests := []struct {
+		name, got, want string
+	}{
+		{"expired", clarify.Notice(bank, "en", "expired"), "The previous conversation expired; starting over."},
+		{"restarted", clarify.Notice(bank, "uk-UA", "restarted"), "Добре, починаємо знову."},
+		{"closed", clarify.Notice(bank, "fr", "closed"), "Прошлый разговор был закрыт, начинаем заново."},
+		{"an unknown notice", clarify.Notice(bank, "en", "exploded"), ""},
+		{"retry", clarify.FailureText(bank, "ru", true, 30), "Заявка не создана; повторить безопасно через 30 с."},
+		{"retry in English", clarify.FailureText(bank, "en-US", true, 5), "Nothing was done yet; retrying is safe in 5 seconds."},
+		{"no retry", clarify.FailureText(bank, "uk", false, 0), "Запит не виконано; передаю розмову співробітнику."},
+		{"resume", clarify.ResumeText(full), "Here is where we stopped: card: 4417; operation date: 2026-08-22; amount: 1200.50; reason: fraud. Shall we go on from there?"},
+		{"resume with nothing", clarify.ResumeText(empty), "Ми перервалися. Продовжуємо?"},
+		{"handoff", clarify.HandoffText(full, "reason"),
+			"A person will take over from here. Known so far: card: 4417; operation date: 2026-08-22; amount: 1200.50; reason: fraud. Could not settle: reason."},
+		{"handoff with nothing", clarify.HandoffText(empty, "amount"), "Передаю розмову співробітнику. Уже відомо: —. Не вдалося уточнити: сумма."}, // no Ukrainian label: the default locale's,
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, tt.got, tt.want)
+		}
+	}
+}

@@ -222,19 +222,15 @@ func ruleOf(frag string) string {
 }
 
 // wordIssues words issues in a language.
-func (c *Contract) wordIssues(issues []issue, lang string) []problem.FieldError {
+func (c *Contract) wordIssues(issues []issue, lang phrase.Language) []problem.FieldError {
 	out := make([]problem.FieldError, 0, len(issues))
 	for _, is := range issues {
 		fe := problem.FieldError{Pointer: is.ptr, Input: is.input}
 		switch is.group {
 		case "not":
-			fe.Message = phrase.Text(lang, "schema.not", wording.Condition(is.node, lang))
+			fe.Message = phrase.Text(lang, "schema.not", phrase.Args{"rule": wording.Condition(is.node, lang)})
 		case "anyOf", "oneOf":
-			var alts []string
-			for i, sub := range asList(is.node) {
-				alts = append(alts, phrase.Text(lang, "rule.alt", i+1, wording.Requirement(sub, lang)))
-			}
-			fe.Message = phrase.Text(lang, "schema."+is.group, strings.Join(alts, "; "))
+			fe.Message = wording.Alternatives(lang, is.group, asList(is.node))
 		default:
 			fe.Message = leafMessage(is.leaf, lang)
 		}
@@ -254,7 +250,7 @@ func (c *Contract) wordIssues(issues []issue, lang string) []problem.FieldError 
 		case *kind.AdditionalProperties:
 			fe.Allowed = c.propertyNames()
 			fe.Input = problem.Quote(strings.Join(k.Properties, ", "))
-			fe.Format = phrase.Text(lang, "fmt.arguments")
+			fe.Format = phrase.Text(lang, "fmt.arguments", nil)
 		}
 		out = append(out, fe)
 	}
@@ -263,7 +259,7 @@ func (c *Contract) wordIssues(issues []issue, lang string) []problem.FieldError 
 
 // ruleMessage puts a leaf's message under the condition of its rule: "when
 // reason is "duplicate": …".
-func (c *Contract) ruleMessage(rule, msg, lang string) string {
+func (c *Contract) ruleMessage(rule, msg string, lang phrase.Language) string {
 	toks := jsontree.SplitPointer(rule)
 	last := toks[len(toks)-1]
 	parent := jsontree.Pointer(toks[:len(toks)-1])
@@ -273,13 +269,12 @@ func (c *Contract) ruleMessage(rule, msg, lang string) string {
 		if !ok {
 			return msg
 		}
-		key := "rule.when"
 		if last == "else" {
-			key = "rule.otherwise"
+			return wording.Unless(lang, wording.Condition(ifs, lang), msg)
 		}
-		return phrase.Text(lang, key, wording.Condition(ifs, lang), msg)
+		return wording.When(lang, wording.Condition(ifs, lang), msg)
 	}
-	return phrase.Text(lang, "rule.when", phrase.Text(lang, "rule.given", last), msg)
+	return wording.When(lang, wording.Given(lang, last), msg)
 }
 
 func asList(v any) []any {
@@ -300,7 +295,7 @@ func valuesText(vs []any) []string {
 }
 
 // schemaMessage is a property schema's failure in one line.
-func schemaMessage(err error, lang string) string {
+func schemaMessage(err error, lang phrase.Language) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return err.Error()
@@ -326,48 +321,48 @@ func walkLeaves(e *jsonschema.ValidationError, fn func(*jsonschema.ValidationErr
 // value: the FieldError's Input carries it, redacted. The library's own
 // messages repeat it ("maximum: got 4.276123456784417×10¹⁵", "'4276 1234 5678
 // 4417' does not match pattern"), which would let a card number out.
-func leafMessage(e *jsonschema.ValidationError, lang string) string {
+func leafMessage(e *jsonschema.ValidationError, lang phrase.Language) string {
 	switch k := e.ErrorKind.(type) {
 	case *kind.Type:
 		want := make([]string, len(k.Want))
 		for i, t := range k.Want {
 			want[i] = phrase.TypeName(lang, t)
 		}
-		return phrase.Text(lang, "schema.type", strings.Join(want, phrase.Text(lang, "rule.or")), phrase.TypeName(lang, k.Got))
+		return phrase.Text(lang, "schema.type", phrase.Args{"want": strings.Join(want, phrase.Text(lang, "rule.or", nil)), "got": phrase.TypeName(lang, k.Got)})
 	case *kind.Enum:
-		return phrase.Text(lang, "schema.enum", strings.Join(valuesText(k.Want), ", "))
+		return phrase.Text(lang, "schema.enum", phrase.Args{"values": strings.Join(valuesText(k.Want), ", ")})
 	case *kind.Const:
-		return phrase.Text(lang, "schema.const", wording.Value(k.Want))
+		return phrase.Text(lang, "schema.const", phrase.Args{"value": wording.Value(k.Want)})
 	case *kind.Minimum:
-		return phrase.Text(lang, "schema.minimum", ratString(k.Want))
+		return phrase.Text(lang, "schema.minimum", phrase.Args{"limit": ratString(k.Want)})
 	case *kind.Maximum:
-		return phrase.Text(lang, "schema.maximum", ratString(k.Want))
+		return phrase.Text(lang, "schema.maximum", phrase.Args{"limit": ratString(k.Want)})
 	case *kind.ExclusiveMinimum:
-		return phrase.Text(lang, "schema.xminimum", ratString(k.Want))
+		return phrase.Text(lang, "schema.xminimum", phrase.Args{"limit": ratString(k.Want)})
 	case *kind.ExclusiveMaximum:
-		return phrase.Text(lang, "schema.xmaximum", ratString(k.Want))
+		return phrase.Text(lang, "schema.xmaximum", phrase.Args{"limit": ratString(k.Want)})
 	case *kind.MultipleOf:
-		return phrase.Text(lang, "schema.multiple", ratString(k.Want))
+		return phrase.Text(lang, "schema.multiple", phrase.Args{"divisor": ratString(k.Want)})
 	case *kind.MinLength:
-		return phrase.Text(lang, "schema.minLength", k.Want, k.Got)
+		return phrase.Text(lang, "schema.minLength", phrase.Args{"limit": k.Want, "length": k.Got})
 	case *kind.MaxLength:
-		return phrase.Text(lang, "schema.maxLength", k.Want, k.Got)
+		return phrase.Text(lang, "schema.maxLength", phrase.Args{"limit": k.Want, "length": k.Got})
 	case *kind.Pattern:
-		return phrase.Text(lang, "schema.pattern", k.Want)
+		return phrase.Text(lang, "schema.pattern", phrase.Args{"pattern": k.Want})
 	case *kind.Format:
-		return phrase.Text(lang, "schema.format", k.Want)
+		return phrase.Text(lang, "schema.format", phrase.Args{"format": k.Want})
 	case *kind.Required:
-		return phrase.Text(lang, "schema.required", strings.Join(k.Missing, ", "))
+		return phrase.Text(lang, "schema.required", phrase.Args{"names": strings.Join(k.Missing, ", ")})
 	case *kind.DependentRequired:
-		return phrase.Text(lang, "rule.when", phrase.Text(lang, "rule.given", k.Prop), phrase.Text(lang, "schema.required", strings.Join(k.Missing, ", ")))
+		return wording.When(lang, wording.Given(lang, k.Prop), phrase.Text(lang, "schema.required", phrase.Args{"names": strings.Join(k.Missing, ", ")}))
 	case *kind.AdditionalProperties:
-		return phrase.Text(lang, "schema.additional", problem.Redact(strings.Join(k.Properties, ", ")))
+		return phrase.Text(lang, "schema.additional", phrase.Args{"names": problem.Redact(strings.Join(k.Properties, ", "))})
 	case *kind.MinItems:
-		return phrase.Text(lang, "schema.minItems", k.Want)
+		return phrase.Text(lang, "schema.minItems", phrase.Args{"limit": k.Want})
 	case *kind.MaxItems:
-		return phrase.Text(lang, "schema.maxItems", k.Want)
+		return phrase.Text(lang, "schema.maxItems", phrase.Args{"limit": k.Want})
 	case *kind.FalseSchema:
-		return phrase.Text(lang, "schema.false")
+		return phrase.Text(lang, "schema.false", nil)
 	}
 	return problem.Redact(e.ErrorKind.LocalizedString(english))
 }

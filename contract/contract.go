@@ -17,9 +17,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -534,31 +536,20 @@ func (p *Property) Label(locale, fallback string) string {
 	return p.Name
 }
 
-// pick returns the text for the locale: the locale as given, then its base
-// language, then the fallback (the contract's default locale) and its base,
-// then English, then any, stably.
+// pick returns the text for the locale: the first locale of phrase.Locales
+// (the locale as given, its base, the fallback and its base, English) that
+// the texts have, then any, stably.
 func pick(m map[string]string, locale, fallback string) string {
 	if len(m) == 0 {
 		return ""
 	}
-	for _, l := range [...]string{locale, phrase.Base(locale), fallback, phrase.Base(fallback), "en"} {
-		if l == "" {
-			continue
-		}
+	for l := range phrase.Locales(locale, fallback) {
 		if s, ok := m[l]; ok {
 			return s
 		}
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return m[keys[0]]
+	return m[slices.Min(slices.Collect(maps.Keys(m)))]
 }
-
-// BaseLocale reduces "ru-RU" or "uk_UA" to "ru" or "uk".
-func BaseLocale(locale string) string { return phrase.Base(locale) }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 

@@ -351,17 +351,6 @@ func TestInOrder(t *testing.T) {
 	}
 }
 
-func TestBaseLocale(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"ru": "ru", "ru-RU": "ru", "uk_UA": "uk", " EN-us ": "en", "": "", "-x": "-x",
-	} {
-		if got := contract.BaseLocale(in); got != want {
-			t.Errorf("BaseLocale(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestAskAndLabelLocales(t *testing.T) {
 	t.Parallel()
 	c := mustParse(t, `{
@@ -388,7 +377,7 @@ func TestAskAndLabelLocales(t *testing.T) {
 		{"zip", "pl", "ru", "Postleitzahl?", "zip"},        // then any, stably; the name as label
 		{"bare", "ru", "ru", "", "bare"},                   // no question: the caller words one
 		{"city", "", "en", "Which city?", "city"},          // no locale at all
-		{"city", "EN", "ru", "Which city?", "city"},        // case-blind through BaseLocale
+		{"city", "EN", "ru", "Which city?", "city"},        // case-blind: the base language is lower-cased
 		{"city", "en-GB", "ru", "Which city?", "city"},     // base locale before the fallback
 		{"city", "uk", "xx", "З якого міста?", "city"},     // label: no uk, no xx, English
 		{"zip", "fr-CA", "ru", "Code postal ?", "zip"},     // base locale of a non-default language

@@ -133,9 +133,9 @@ func (c *Contract) Normalize(slot string, raw any, env Env) (any, *problem.Field
 		return nil, &problem.FieldError{
 			Pointer: "/" + jsontree.Escape(slot),
 			Input:   c.render(slot, raw),
-			Message: phrase.Text(lang, "unknown_argument"),
+			Message: phrase.Text(lang, "unknown_argument", nil),
 			Allowed: c.propertyNames(),
-			Format:  phrase.Text(lang, "fmt.arguments"),
+			Format:  phrase.Text(lang, "fmt.arguments", nil),
 		}
 	}
 	if c.HoldsCard(slot, raw) {
@@ -143,7 +143,7 @@ func (c *Contract) Normalize(slot string, raw any, env Env) (any, *problem.Field
 		return nil, &problem.FieldError{
 			Pointer: "/" + jsontree.Escape(slot),
 			Input:   c.render(slot, raw),
-			Message: phrase.Text(lang, "card.full"),
+			Message: phrase.Text(lang, "card.full", nil),
 		}
 	}
 	if env.Location == nil {
@@ -238,14 +238,14 @@ func (c *Contract) NormalizeArgs(raw map[string]any, env Env) (map[string]any, [
 			if fe != nil {
 				lang := c.lang(env.Locale)
 				delete(out, slot)
-				errs = append(errs, *c.fieldError(p, raw[slot], phrase.Text(lang, "currency.unsupported", code), lang))
+				errs = append(errs, *c.fieldError(p, raw[slot], phrase.Text(lang, "currency.unsupported", phrase.Args{"currency": code}), lang))
 				continue
 			}
 			out[target.Name] = v
 		case given != code:
 			lang := c.lang(env.Locale)
 			delete(out, slot)
-			errs = append(errs, *c.fieldError(p, raw[slot], phrase.Text(lang, "currency.conflict", code, given), lang))
+			errs = append(errs, *c.fieldError(p, raw[slot], phrase.Text(lang, "currency.conflict", phrase.Args{"currency": code, "given": given}), lang))
 		}
 	}
 	for _, k := range unknown {
@@ -260,7 +260,7 @@ func (c *Contract) NormalizeArgs(raw map[string]any, env Env) (map[string]any, [
 
 // fieldError is a refusal with everything a model needs to repair the call:
 // where, what came, why, and what would fit.
-func (c *Contract) fieldError(p *Property, raw any, msg, lang string) *problem.FieldError {
+func (c *Contract) fieldError(p *Property, raw any, msg string, lang phrase.Language) *problem.FieldError {
 	return &problem.FieldError{
 		Pointer: "/" + jsontree.Escape(p.Name),
 		Input:   c.render(p.Name, raw),
@@ -318,10 +318,10 @@ func validationForm(p *Property, v any) any {
 }
 
 // refusalText words a normalizer's refusal in a language.
-func refusalText(err error, lang string) string {
+func refusalText(err error, lang phrase.Language) string {
 	var r *normalizer.Refusal
 	if errors.As(err, &r) {
-		return phrase.Text(lang, r.Key, r.Args...)
+		return phrase.Text(lang, r.Key, r.Args)
 	}
 	return err.Error()
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/slotd/slotd/contract/internal/jsontree"
+	"github.com/slotd/slotd/internal/phrase"
 	"github.com/slotd/slotd/problem"
 )
 
@@ -78,7 +79,7 @@ func (o *Output) Shape(result any) (map[string]any, []problem.FieldError) {
 		}
 		var errs []problem.FieldError
 		walkLeaves(ve, func(e *jsonschema.ValidationError) {
-			errs = append(errs, problem.FieldError{Pointer: jsontree.Pointer(e.InstanceLocation), Message: leafMessage(e, "en")})
+			errs = append(errs, problem.FieldError{Pointer: jsontree.Pointer(e.InstanceLocation), Message: leafMessage(e, phrase.English)})
 		})
 		return out, errs
 	}

@@ -77,13 +77,13 @@ func Amount(v any, o AmountOptions) (string, error) {
 		return "", refuse("amount.not_number")
 	}
 	if currency != "" && o.Currency != "" && currency != o.Currency {
-		return "", refuse("currency.wrong", currency, o.Currency)
+		return "", refuse("currency.wrong", Args{"currency": currency, "accepted": o.Currency})
 	}
 	if d.Exponent() < -o.Scale && !d.Equal(d.Truncate(o.Scale)) {
 		if o.Scale == 0 {
 			return "", refuse("amount.whole")
 		}
-		return "", refuse("amount.decimals", o.Scale)
+		return "", refuse("amount.decimals", Args{"decimals": o.Scale})
 	}
 	return d.StringFixed(o.Scale), nil
 }

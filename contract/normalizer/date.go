@@ -103,9 +103,9 @@ func Date(v any, o DateOptions) (string, error) {
 	}
 	switch {
 	case o.Range == Past && d.After(today):
-		return "", refuse("date.future", today.Format(time.DateOnly))
+		return "", refuse("date.future", Args{"day": today.Format(time.DateOnly)})
 	case o.Range == Future && d.Before(today):
-		return "", refuse("date.past", today.Format(time.DateOnly))
+		return "", refuse("date.past", Args{"day": today.Format(time.DateOnly)})
 	}
 	return d.Format(time.DateOnly), nil
 }
@@ -453,7 +453,7 @@ func relativeCount(toks []dateToken, today time.Time) (time.Time, bool, error) {
 		}
 	}
 	if n*unit > maxRelativeDays {
-		return time.Time{}, true, refuse("date.too_far", maxRelativeDays)
+		return time.Time{}, true, refuse("date.too_far", Args{"days": maxRelativeDays})
 	}
 	return today.AddDate(0, 0, dir*n*unit), true, nil
 }

@@ -183,15 +183,15 @@ func TestDateRelative(t *testing.T) {
 		{raw: "one two days ago", key: "date.not_date"},
 		{raw: "31.02 at 5", key: "date.no_such"},
 		// Counts are bounded.
-		{raw: "через 367 дней", key: "date.too_far", args: []any{366}},
-		{raw: "in 53 weeks", key: "date.too_far", args: []any{366}},
-		{raw: "1000 days ago", key: "date.too_far", args: []any{366}},
+		{raw: "через 367 дней", key: "date.too_far", args: normalizer.Args{"days": 366}},
+		{raw: "in 53 weeks", key: "date.too_far", args: normalizer.Args{"days": 366}},
+		{raw: "1000 days ago", key: "date.too_far", args: normalizer.Args{"days": 366}},
 	})
 }
 
 func TestDateRange(t *testing.T) {
 	t.Parallel()
-	future := []any{"2026-08-24"}
+	future := normalizer.Args{"day": "2026-08-24"}
 	run(t, date(normalizer.Past), []dirty{
 		{raw: "31.12", want: "2025-12-31"}, // an operation date: last year's, not the future
 		{raw: "15 декабря", want: "2025-12-15"},

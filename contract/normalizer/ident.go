@@ -19,15 +19,15 @@ func LastDigits(v any, n int) (string, error) {
 		s = t
 	case float64:
 		if t < 0 || t != math.Trunc(t) || t > 1e19 {
-			return "", refuse("digits.not_digits", n)
+			return "", refuse("digits.not_digits", Args{"digits": n})
 		}
 		s = fmt.Sprintf("%0*.0f", n, t)
 	default:
-		return "", refuse("digits.not_digits", n)
+		return "", refuse("digits.not_digits", Args{"digits": n})
 	}
 	group := lastDigitGroup(s)
 	if len(group) < n {
-		return "", refuse("digits.found", len(group), n)
+		return "", refuse("digits.found", Args{"found": len(group), "need": n})
 	}
 	return string(group[len(group)-n:]), nil
 }

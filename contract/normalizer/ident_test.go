@@ -26,13 +26,13 @@ func TestLastDigits(t *testing.T) {
 		{raw: "картка, що закінчується на 4417.", want: "4417"},
 		{raw: 4417.0, want: "4417"},
 		{raw: 17.0, want: "0017"},
-		{raw: "44", key: "digits.found", args: []any{2, 4}},
-		{raw: "моя карта", key: "digits.found", args: []any{0, 4}},
-		{raw: "44, 17", key: "digits.found", args: []any{2, 4}}, // a comma ends a group: "17" is the last
-		{raw: 44.17, key: "digits.not_digits", args: []any{4}},
-		{raw: -4417.0, key: "digits.not_digits", args: []any{4}},
-		{raw: 1e20, key: "digits.not_digits", args: []any{4}},
-		{raw: false, key: "digits.not_digits", args: []any{4}},
+		{raw: "44", key: "digits.found", args: normalizer.Args{"found": 2, "need": 4}},
+		{raw: "моя карта", key: "digits.found", args: normalizer.Args{"found": 0, "need": 4}},
+		{raw: "44, 17", key: "digits.found", args: normalizer.Args{"found": 2, "need": 4}}, // a comma ends a group: "17" is the last
+		{raw: 44.17, key: "digits.not_digits", args: normalizer.Args{"digits": 4}},
+		{raw: -4417.0, key: "digits.not_digits", args: normalizer.Args{"digits": 4}},
+		{raw: 1e20, key: "digits.not_digits", args: normalizer.Args{"digits": 4}},
+		{raw: false, key: "digits.not_digits", args: normalizer.Args{"digits": 4}},
 	})
 	run(t, lastDigits(6), []dirty{
 		{raw: "счёт 40817810000000123456", want: "123456"},
@@ -46,10 +46,10 @@ func TestLastDigits(t *testing.T) {
 		{raw: "x1234567", want: "234567"},
 		{raw: "a 123456 b", want: "123456"},
 		{raw: "9123456", want: "123456"},
-		{raw: "•• 4417", key: "digits.found", args: []any{4, 6}},
-		{raw: "", key: "digits.found", args: []any{0, 6}},
-		{raw: "12345", key: "digits.found", args: []any{5, 6}},
-		{raw: true, key: "digits.not_digits", args: []any{6}},
+		{raw: "•• 4417", key: "digits.found", args: normalizer.Args{"found": 4, "need": 6}},
+		{raw: "", key: "digits.found", args: normalizer.Args{"found": 0, "need": 6}},
+		{raw: "12345", key: "digits.found", args: normalizer.Args{"found": 5, "need": 6}},
+		{raw: true, key: "digits.not_digits", args: normalizer.Args{"digits": 6}},
 	})
 }
 

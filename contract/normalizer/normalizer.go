@@ -13,6 +13,8 @@ package normalizer
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -22,21 +24,34 @@ import (
 )
 
 // Refusal is why a parser did not take a value. Key names the sentence of
-// slotd's message catalog that says so, and Args fill it, in the order the
-// sentence takes them.
+// slotd's message catalog that says so, and Args fill its placeholders.
 type Refusal struct {
 	Key  string
-	Args []any
+	Args Args
 }
+
+// Args are a refusal's arguments by name: Args{"found": 2, "need": 4}.
+type Args = map[string]any
 
 func (r *Refusal) Error() string {
 	if len(r.Args) == 0 {
 		return "normalizer: " + r.Key
 	}
-	return fmt.Sprintf("normalizer: %s %v", r.Key, r.Args)
+	names := slices.Sorted(maps.Keys(r.Args))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s=%v", n, r.Args[n])
+	}
+	return "normalizer: " + r.Key + " (" + strings.Join(parts, ", ") + ")"
 }
 
-func refuse(key string, args ...any) *Refusal { return &Refusal{Key: key, Args: args} }
+func refuse(key string, args ...Args) *Refusal {
+	r := &Refusal{Key: key}
+	if len(args) > 0 {
+		r.Args = args[0]
+	}
+	return r
+}
 
 // invisible are the characters models copy from chat messages that a person
 // cannot see: zero-width spaces and joiners, the word joiner, the BOM, the

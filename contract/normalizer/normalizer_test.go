@@ -16,7 +16,7 @@ type dirty struct {
 	raw  any
 	want any
 	key  string
-	args []any
+	args normalizer.Args
 }
 
 // parser is one parser with its options bound.
@@ -127,7 +127,7 @@ func TestCleanValue(t *testing.T) {
 func TestRefusalError(t *testing.T) {
 	t.Parallel()
 	_, err := normalizer.LastDigits("44", 4)
-	if err == nil || err.Error() != "normalizer: digits.found [2 4]" {
+	if err == nil || err.Error() != "normalizer: digits.found (found=2, need=4)" {
 		t.Errorf("error = %v, want the key and its arguments", err)
 	}
 	_, err = normalizer.IATA(1.0)

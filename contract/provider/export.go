@@ -183,26 +183,17 @@ func strictRules(root *jsontree.Object) []string {
 		root.Del(k)
 	}
 	if subs := root.List("anyOf"); len(subs) > 0 {
-		rules = append(rules, alternatives("schema.anyOf", subs))
+		rules = append(rules, wording.Alternatives(phrase.English, "anyOf", subs))
 		root.Del("anyOf")
 	}
 	return rules
-}
-
-// alternatives words an anyOf or oneOf: "must satisfy one of: (1) …; (2) …".
-func alternatives(key string, subs []any) string {
-	alts := make([]string, len(subs))
-	for i, sub := range subs {
-		alts[i] = phrase.Text("en", "rule.alt", i+1, wording.Requirement(sub, "en"))
-	}
-	return phrase.Text("en", key, strings.Join(alts, "; "))
 }
 
 // ruleParts describes an object's rule keywords, one sentence each.
 func ruleParts(o *jsontree.Object) []string {
 	var rules []string
 	add := func(s any) {
-		if w := wording.Requirement(s, "en"); w != "" {
+		if w := wording.Requirement(s, phrase.English); w != "" {
 			rules = append(rules, w)
 		}
 	}
@@ -227,7 +218,7 @@ func ruleParts(o *jsontree.Object) []string {
 		}
 	}
 	if alts := o.List("oneOf"); len(alts) > 0 {
-		rules = append(rules, alternatives("schema.oneOf", alts))
+		rules = append(rules, wording.Alternatives(phrase.English, "oneOf", alts))
 	}
 	return rules
 }
@@ -337,7 +328,7 @@ func (x exporter) unsupported(s *jsontree.Object) []string {
 		notes = append(notes, "Format: "+f+".")
 		s.Del("format")
 	}
-	if w := wording.Constraints(droppedBounds(s, keep), "en"); w != "" {
+	if w := wording.Constraints(droppedBounds(s, keep), phrase.English); w != "" {
 		notes = append(notes, capitalize(w)+".")
 	}
 	for _, k := range slices.Clone(s.Keys()) {

@@ -2,6 +2,7 @@ package wording
 
 import (
 	"regexp/syntax"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -12,89 +13,59 @@ import (
 // of digits and nothing else ("^[0-9]{4}$", "^\\d{6}$"), else 0.
 func PatternDigits(pattern string) int {
 	atoms, ok := parsePattern(pattern)
-	if ok && len(atoms) == 1 && atoms[0].literal == "" && atoms[0].class.forms == classDigit.forms && atoms[0].min == atoms[0].max {
+	if ok && len(atoms) == 1 && atoms[0].literal == "" && atoms[0].class == classDigit && atoms[0].min == atoms[0].max {
 		return atoms[0].min
 	}
 	return 0
 }
 
-// charClass is a kind of character a pattern asks for, with its noun forms
-// per language: one, few, many (nominative plural is few for en).
-type charClass struct {
-	forms [3][3]string // [lang][one, few, many]
-}
+// charClass is a kind of character a pattern asks for: the key of its noun
+// in the message catalog.
+type charClass string
 
-var (
-	classDigit = charClass{[3][3]string{
-		{"digit", "digits", "digits"}, {"цифра", "цифры", "цифр"}, {"цифра", "цифри", "цифр"}}}
-	classUpper = charClass{[3][3]string{
-		{"capital Latin letter", "capital Latin letters", "capital Latin letters"},
-		{"заглавная латинская буква", "заглавные латинские буквы", "заглавных латинских букв"},
-		{"велика латинська літера", "великі латинські літери", "великих латинських літер"}}}
-	classLower = charClass{[3][3]string{
-		{"lower-case Latin letter", "lower-case Latin letters", "lower-case Latin letters"},
-		{"строчная латинская буква", "строчные латинские буквы", "строчных латинских букв"},
-		{"мала латинська літера", "малі латинські літери", "малих латинських літер"}}}
-	classLatin = charClass{[3][3]string{
-		{"Latin letter", "Latin letters", "Latin letters"},
-		{"латинская буква", "латинские буквы", "латинских букв"},
-		{"латинська літера", "латинські літери", "латинських літер"}}}
-	classAlnum = charClass{[3][3]string{
-		{"Latin letter or digit", "Latin letters or digits", "Latin letters or digits"},
-		{"латинская буква или цифра", "латинские буквы или цифры", "латинских букв или цифр"},
-		{"латинська літера або цифра", "латинські літери або цифри", "латинських літер або цифр"}}}
-	classUpperDigit = charClass{[3][3]string{
-		{"capital Latin letter or digit", "capital Latin letters or digits", "capital Latin letters or digits"},
-		{"заглавная латинская буква или цифра", "заглавные латинские буквы или цифры", "заглавных латинских букв или цифр"},
-		{"велика латинська літера або цифра", "великі латинські літери або цифри", "великих латинських літер або цифр"}}}
-	classCyrillic = charClass{[3][3]string{
-		{"Cyrillic letter", "Cyrillic letters", "Cyrillic letters"},
-		{"русская буква", "русские буквы", "русских букв"},
-		{"кирилична літера", "кириличні літери", "кириличних літер"}}}
-	classAny = charClass{[3][3]string{
-		{"character", "characters", "characters"}, {"символ", "символа", "символов"}, {"символ", "символи", "символів"}}}
-	classSpace = charClass{[3][3]string{
-		{"space", "spaces", "spaces"}, {"пробел", "пробела", "пробелов"}, {"пробіл", "пробіли", "пробілів"}}}
+const (
+	classDigit      charClass = "digit"
+	classUpper      charClass = "upper"
+	classLower      charClass = "lower"
+	classLatin      charClass = "latin"
+	classAlnum      charClass = "alnum"
+	classUpperDigit charClass = "upper_digit"
+	classCyrillic   charClass = "cyrillic"
+	classAny        charClass = "any"
+	classSpace      charClass = "space"
 )
-
-func (cc charClass) noun(lang string, n int) string {
-	f := cc.forms[phrase.Index(lang)]
-	return phrase.Plural(lang, n, f[0], f[1], f[2])
-}
-
-// pluralNoun is the nominative plural: "digits", "цифры".
-func (cc charClass) pluralNoun(lang string) string {
-	return cc.forms[phrase.Index(lang)][1]
-}
 
 // Pattern says a simple pattern in words ("^[0-9]{4}$" → "4 digits";
 // "^OP-[0-9]{4,10}$" → `"OP-", then 4 to 10 digits`), and a pattern it
 // cannot read as "matching the pattern …".
-func Pattern(pattern, lang string) string {
+func Pattern(pattern string, lang phrase.Language) string {
 	atoms, ok := parsePattern(pattern)
 	if !ok || len(atoms) == 0 {
-		return phrase.Text(lang, "words.pattern", pattern)
+		return phrase.Text(lang, "words.pattern", phrase.Args{"pattern": pattern})
 	}
-	parts := make([]string, 0, len(atoms))
-	for _, a := range atoms {
-		if a.literal != "" {
-			parts = append(parts, phrase.Text(lang, "words.literal", a.literal))
-			continue
-		}
-		switch {
-		case a.min == a.max:
-			parts = append(parts, phrase.Text(lang, "words.exactly", a.min, a.class.noun(lang, a.min)))
-		case a.min == 0 && a.max == 1:
-			parts = append(parts, phrase.Text(lang, "words.optional", a.class.noun(lang, 1)))
-		case a.max < 0 && a.min == 0:
-			parts = append(parts, phrase.Text(lang, "words.any", a.class.pluralNoun(lang)))
-		case a.max < 0:
-			parts = append(parts, phrase.Text(lang, "words.or_more", a.min, a.class.pluralNoun(lang)))
-		default:
-			parts = append(parts, phrase.Text(lang, "words.range", a.min, a.max, a.class.noun(lang, 5)))
-		}
+	parts := make([]string, len(atoms))
+	for i, a := range atoms {
+		parts[i] = a.words(lang)
 	}
-	return strings.Join(parts, phrase.Text(lang, "words.then"))
+	return strings.Join(parts, phrase.Text(lang, "words.then", nil))
+}
+
+// words says one atom: a literal quoted, a class with its count.
+func (a patternAtom) words(lang phrase.Language) string {
+	noun := string(a.class)
+	switch {
+	case a.literal != "":
+		return strconv.Quote(a.literal)
+	case a.min == a.max:
+		return phrase.Text(lang, "words.exactly", phrase.Args{"n": a.min, "noun": phrase.Count(lang, noun, a.min)})
+	case a.min == 0 && a.max == 1:
+		return phrase.Text(lang, "words.optional", phrase.Args{"noun": phrase.Count(lang, noun, 1)})
+	case a.max < 0 && a.min == 0:
+		return phrase.Text(lang, "words.any", phrase.Args{"nouns": phrase.Plural(lang, noun)})
+	case a.max < 0:
+		return phrase.Text(lang, "words.or_more", phrase.Args{"min": a.min, "nouns": phrase.Plural(lang, noun)})
+	}
+	return phrase.Text(lang, "words.range", phrase.Args{"min": a.min, "max": a.max, "noun": phrase.Ranged(lang, noun)})
 }
 
 // patternAtom is one step of a simple pattern: a literal text, or a kind

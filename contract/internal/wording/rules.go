@@ -16,17 +16,17 @@ import (
 
 // Condition says when a condition schema holds: `reason is "duplicate"`,
 // `to_day is given`.
-func Condition(s any, lang string) string { return describeSchema(s, lang, true) }
+func Condition(s any, lang phrase.Language) string { return describeSchema(s, lang, true) }
 
 // Requirement says what a schema requires: `original_operation_id is
 // required`, `bic must be: one of: X, Y`.
-func Requirement(s any, lang string) string { return describeSchema(s, lang, false) }
+func Requirement(s any, lang phrase.Language) string { return describeSchema(s, lang, false) }
 
-func describeSchema(s any, lang string, cond bool) string {
+func describeSchema(s any, lang phrase.Language, cond bool) string {
 	o, ok := s.(*jsontree.Object)
 	if !ok {
 		if b, ok := s.(bool); ok && !b {
-			return phrase.Text(lang, "schema.false")
+			return phrase.Text(lang, "schema.false", nil)
 		}
 		return ""
 	}
@@ -35,13 +35,13 @@ func describeSchema(s any, lang string, cond bool) string {
 	parts = append(parts, describeDependencies(o, lang)...)
 	parts = append(parts, describeConditional(o, lang, cond)...)
 	parts = append(parts, describeCombinations(o, lang, cond)...)
-	return strings.Join(parts, phrase.Text(lang, "rule.and"))
+	return strings.Join(parts, phrase.Text(lang, "rule.and", nil))
 }
 
 // describeProperties says what the properties must hold and which are
 // required; a condition names a required property once, by its value when
 // it says one.
-func describeProperties(o *jsontree.Object, lang string, cond bool) []string {
+func describeProperties(o *jsontree.Object, lang phrase.Language, cond bool) []string {
 	var parts []string
 	described := map[string]bool{}
 	if props := o.Obj("properties"); props != nil {
@@ -58,9 +58,9 @@ func describeProperties(o *jsontree.Object, lang string, cond bool) []string {
 			continue
 		}
 		if cond {
-			parts = append(parts, phrase.Text(lang, "rule.given", name))
+			parts = append(parts, given(lang, name))
 		} else {
-			parts = append(parts, phrase.Text(lang, "rule.required", name))
+			parts = append(parts, required(lang, name))
 		}
 	}
 	return parts
@@ -68,18 +68,18 @@ func describeProperties(o *jsontree.Object, lang string, cond bool) []string {
 
 // describeDependencies says dependentRequired and dependentSchemas: "when
 // iban is given: bic is required".
-func describeDependencies(o *jsontree.Object, lang string) []string {
+func describeDependencies(o *jsontree.Object, lang phrase.Language) []string {
 	var parts []string
 	if dr := o.Obj("dependentRequired"); dr != nil {
 		for _, name := range dr.Keys() {
 			var need []string
 			for _, n := range dr.List(name) {
 				if s, ok := n.(string); ok {
-					need = append(need, phrase.Text(lang, "rule.required", s))
+					need = append(need, required(lang, s))
 				}
 			}
 			if len(need) > 0 {
-				parts = append(parts, phrase.Text(lang, "rule.when", phrase.Text(lang, "rule.given", name), strings.Join(need, phrase.Text(lang, "rule.and"))))
+				parts = append(parts, When(lang, given(lang, name), strings.Join(need, phrase.Text(lang, "rule.and", nil))))
 			}
 		}
 	}
@@ -87,7 +87,7 @@ func describeDependencies(o *jsontree.Object, lang string) []string {
 		for _, name := range ds.Keys() {
 			sub, _ := ds.Get(name)
 			if w := Requirement(sub, lang); w != "" {
-				parts = append(parts, phrase.Text(lang, "rule.when", phrase.Text(lang, "rule.given", name), w))
+				parts = append(parts, When(lang, given(lang, name), w))
 			}
 		}
 	}
@@ -96,7 +96,7 @@ func describeDependencies(o *jsontree.Object, lang string) []string {
 
 // describeConditional says if/then/else: "when mode is "cash": …", "unless
 // mode is "cash": …".
-func describeConditional(o *jsontree.Object, lang string, cond bool) []string {
+func describeConditional(o *jsontree.Object, lang phrase.Language, cond bool) []string {
 	ifs, ok := o.Get("if")
 	if !ok {
 		return nil
@@ -105,12 +105,12 @@ func describeConditional(o *jsontree.Object, lang string, cond bool) []string {
 	c := Condition(ifs, lang)
 	if then, ok := o.Get("then"); ok {
 		if w := describeSchema(then, lang, cond); w != "" {
-			parts = append(parts, phrase.Text(lang, "rule.when", c, w))
+			parts = append(parts, When(lang, c, w))
 		}
 	}
 	if els, ok := o.Get("else"); ok {
 		if w := describeSchema(els, lang, cond); w != "" {
-			parts = append(parts, phrase.Text(lang, "rule.otherwise", c, w))
+			parts = append(parts, Unless(lang, c, w))
 		}
 	}
 	return parts
@@ -118,7 +118,7 @@ func describeConditional(o *jsontree.Object, lang string, cond bool) []string {
 
 // describeCombinations says allOf (each part), anyOf and oneOf (the
 // alternatives, numbered) and not.
-func describeCombinations(o *jsontree.Object, lang string, cond bool) []string {
+func describeCombinations(o *jsontree.Object, lang phrase.Language, cond bool) []string {
 	var parts []string
 	for _, sub := range o.List("allOf") {
 		if w := describeSchema(sub, lang, cond); w != "" {
@@ -132,16 +132,16 @@ func describeCombinations(o *jsontree.Object, lang string, cond bool) []string {
 		}
 		alts := make([]string, 0, len(subs))
 		for i, sub := range subs {
-			alts = append(alts, phrase.Text(lang, "rule.alt", i+1, describeSchema(sub, lang, cond)))
+			alts = append(alts, alternative(lang, i, describeSchema(sub, lang, cond)))
 		}
-		parts = append(parts, phrase.Text(lang, "schema."+k, strings.Join(alts, "; ")))
+		parts = append(parts, phrase.Text(lang, "schema."+k, phrase.Args{"alternatives": strings.Join(alts, "; ")}))
 	}
 	if not, ok := o.Get("not"); ok {
 		if w := Condition(not, lang); w != "" {
 			if cond {
-				parts = append(parts, phrase.Text(lang, "rule.not", w))
+				parts = append(parts, phrase.Text(lang, "rule.not", phrase.Args{"rule": w}))
 			} else {
-				parts = append(parts, phrase.Text(lang, "schema.not", w))
+				parts = append(parts, phrase.Text(lang, "schema.not", phrase.Args{"rule": w}))
 			}
 		}
 	}
@@ -150,15 +150,15 @@ func describeCombinations(o *jsontree.Object, lang string, cond bool) []string {
 
 // describeValue says what one property must hold, or "" when its schema
 // constrains nothing this can say.
-func describeValue(name string, s *jsontree.Object, lang string, cond bool) string {
+func describeValue(name string, s *jsontree.Object, lang phrase.Language, cond bool) string {
 	if s == nil {
 		return ""
 	}
 	if v, ok := s.Get("const"); ok {
 		if cond {
-			return phrase.Text(lang, "rule.is", name, Value(v))
+			return phrase.Text(lang, "rule.is", phrase.Args{"name": name, "value": Value(v)})
 		}
-		return phrase.Text(lang, "rule.must", name, Value(v))
+		return must(lang, name, Value(v))
 	}
 	if list := s.List("enum"); len(list) > 0 {
 		vals := make([]string, len(list))
@@ -166,23 +166,23 @@ func describeValue(name string, s *jsontree.Object, lang string, cond bool) stri
 			vals[i] = Value(v)
 		}
 		if cond {
-			return phrase.Text(lang, "rule.one_of", name, strings.Join(vals, ", "))
+			return phrase.Text(lang, "rule.one_of", phrase.Args{"name": name, "values": strings.Join(vals, ", ")})
 		}
-		return phrase.Text(lang, "rule.must", name, phrase.Text(lang, "fmt.enum", strings.Join(vals, ", ")))
+		return must(lang, name, phrase.Text(lang, "fmt.enum", phrase.Args{"values": strings.Join(vals, ", ")}))
 	}
 	if not := s.Obj("not"); not != nil {
 		if w := describeValue(name, not, lang, true); w != "" {
-			return phrase.Text(lang, "rule.not", w)
+			return phrase.Text(lang, "rule.not", phrase.Args{"rule": w})
 		}
 	}
 	if w := Constraints(s, lang); w != "" {
 		if cond {
-			return phrase.Text(lang, "rule.cond_bound", name, w)
+			return phrase.Text(lang, "rule.cond_bound", phrase.Args{"name": name, "bounds": w})
 		}
-		return phrase.Text(lang, "rule.must", name, w)
+		return must(lang, name, w)
 	}
 	if t := s.Str("type"); t != "" && !cond {
-		return phrase.Text(lang, "rule.must", name, phrase.TypeName(lang, t))
+		return must(lang, name, phrase.TypeName(lang, t))
 	}
 	return ""
 }
@@ -201,4 +201,45 @@ func Value(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// When puts what a rule requires under its condition: `when mode is
+// "cash": …`.
+func When(lang phrase.Language, condition, rule string) string {
+	return phrase.Text(lang, "rule.when", phrase.Args{"condition": condition, "rule": rule})
+}
+
+// Unless puts what a rule requires otherwise: `unless mode is "cash": …`.
+func Unless(lang phrase.Language, condition, rule string) string {
+	return phrase.Text(lang, "rule.otherwise", phrase.Args{"condition": condition, "rule": rule})
+}
+
+// Given says that a slot has a value: "to_day is given".
+func Given(lang phrase.Language, name string) string { return given(lang, name) }
+
+func given(lang phrase.Language, name string) string {
+	return phrase.Text(lang, "rule.given", phrase.Args{"name": name})
+}
+
+func required(lang phrase.Language, name string) string {
+	return phrase.Text(lang, "rule.required", phrase.Args{"name": name})
+}
+
+func must(lang phrase.Language, name, requirement string) string {
+	return phrase.Text(lang, "rule.must", phrase.Args{"name": name, "requirement": requirement})
+}
+
+// Alternatives words the alternatives of an anyOf or oneOf: "must satisfy
+// one of: (1) …; (2) …".
+func Alternatives(lang phrase.Language, keyword string, subs []any) string {
+	alts := make([]string, len(subs))
+	for i, sub := range subs {
+		alts[i] = alternative(lang, i, Requirement(sub, lang))
+	}
+	return phrase.Text(lang, "schema."+keyword, phrase.Args{"alternatives": strings.Join(alts, "; ")})
+}
+
+// alternative is the i-th alternative, numbered from 1.
+func alternative(lang phrase.Language, i int, rule string) string {
+	return phrase.Text(lang, "rule.alt", phrase.Args{"n": i + 1, "rule": rule})
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/slotd/slotd/contract/internal/jsontree"
 	"github.com/slotd/slotd/contract/internal/wording"
+	"github.com/slotd/slotd/internal/phrase"
 )
 
 func tree(t *testing.T, src string) any {
@@ -38,7 +39,7 @@ func TestPattern(t *testing.T) {
 		{"[", "en", "matching the pattern ["},
 	}
 	for _, tt := range tests {
-		if got := wording.Pattern(tt.pattern, tt.lang); got != tt.want {
+		if got := wording.Pattern(tt.pattern, phrase.Lang(tt.lang, "")); got != tt.want {
 			t.Errorf("Pattern(%s, %s) = %q, want %q", tt.pattern, tt.lang, got, tt.want)
 		}
 	}
@@ -67,11 +68,11 @@ func TestConstraints(t *testing.T) {
 		{`{"type": "string"}`, "en", ""},
 	}
 	for _, tt := range tests {
-		if got := wording.Constraints(tree(t, tt.schema).(*jsontree.Object), tt.lang); got != tt.want {
+		if got := wording.Constraints(tree(t, tt.schema).(*jsontree.Object), phrase.Lang(tt.lang, "")); got != tt.want {
 			t.Errorf("Constraints(%s, %s) = %q, want %q", tt.schema, tt.lang, got, tt.want)
 		}
 	}
-	if got := wording.Constraints(nil, "en"); got != "" {
+	if got := wording.Constraints(nil, phrase.English); got != "" {
 		t.Errorf("Constraints(nil) = %q", got)
 	}
 }
@@ -99,7 +100,7 @@ func TestRules(t *testing.T) {
 		if tt.cond {
 			describe = wording.Condition
 		}
-		if got := describe(tree(t, tt.schema), tt.lang); got != tt.want {
+		if got := describe(tree(t, tt.schema), phrase.Lang(tt.lang, "")); got != tt.want {
 			t.Errorf("%s in %s:\n got %q\nwant %q", tt.schema, tt.lang, got, tt.want)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // Constraints says a property schema's bounds, lengths and pattern in
 // words: "more than 0, at most 10000000"; "3 to 64 characters"; "4 digits".
 // Empty when the schema has none.
-func Constraints(s *jsontree.Object, lang string) string {
+func Constraints(s *jsontree.Object, lang phrase.Language) string {
 	if s == nil {
 		return ""
 	}
@@ -26,31 +26,31 @@ func Constraints(s *jsontree.Object, lang string) string {
 		return string(n), ok
 	}
 	if v, ok := num("exclusiveMinimum"); ok {
-		parts = append(parts, phrase.Text(lang, "words.more_than", v))
+		parts = append(parts, phrase.Text(lang, "words.more_than", phrase.Args{"limit": v}))
 	}
 	if v, ok := num("minimum"); ok {
-		parts = append(parts, phrase.Text(lang, "words.at_least", v))
+		parts = append(parts, phrase.Text(lang, "words.at_least", phrase.Args{"limit": v}))
 	}
 	if v, ok := num("exclusiveMaximum"); ok {
-		parts = append(parts, phrase.Text(lang, "words.less_than", v))
+		parts = append(parts, phrase.Text(lang, "words.less_than", phrase.Args{"limit": v}))
 	}
 	if v, ok := num("maximum"); ok {
-		parts = append(parts, phrase.Text(lang, "words.at_most", v))
+		parts = append(parts, phrase.Text(lang, "words.at_most", phrase.Args{"limit": v}))
 	}
 	if v, ok := num("multipleOf"); ok {
-		parts = append(parts, phrase.Text(lang, "words.multiple", v))
+		parts = append(parts, phrase.Text(lang, "words.multiple", phrase.Args{"limit": v}))
 	}
 	minL, hasMin := num("minLength")
 	maxL, hasMax := num("maxLength")
 	switch {
 	case hasMin && hasMax && minL == maxL:
-		parts = append(parts, phrase.Text(lang, "words.len_exact", atoi(minL)))
+		parts = append(parts, phrase.Text(lang, "words.len_exact", phrase.Args{"n": atoi(minL)}))
 	case hasMin && hasMax:
-		parts = append(parts, phrase.Text(lang, "words.len_range", atoi(minL), atoi(maxL)))
+		parts = append(parts, phrase.Text(lang, "words.len_range", phrase.Args{"min": atoi(minL), "max": atoi(maxL)}))
 	case hasMin:
-		parts = append(parts, phrase.Text(lang, "words.len_min", atoi(minL)))
+		parts = append(parts, phrase.Text(lang, "words.len_min", phrase.Args{"min": atoi(minL)}))
 	case hasMax:
-		parts = append(parts, phrase.Text(lang, "words.len_max", atoi(maxL)))
+		parts = append(parts, phrase.Text(lang, "words.len_max", phrase.Args{"max": atoi(maxL)}))
 	}
 	if p := s.Str("pattern"); p != "" {
 		parts = append(parts, Pattern(p, lang))
