@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/dbtest"
@@ -128,4 +130,83 @@ func sendRetrying(inst *instance, req *slotdv1.TurnRequest) (*slotdv1.TurnRespon
 		time.Sleep(20 * time.Millisecond)
 	}
 	return nil, err
+}
+
+// A digression leaves the first tool's session open, parked: the admin
+// list and the history show it beside the one in use, Get finds either,
+// the first turn back says it resumed, and a Reset without a tool resets
+// both.
+func TestParkedSessionIsVisible(t *testing.T) {
+	t.Parallel()
+	inst := startServer(t, dbtest.NewDatabase(t), contractsDir(t))
+	ctx := context.Background()
+	conv := "parked-" + fmt.Sprint(time.Now().UnixNano())
+	// A user's turns, a minute apart: parallel calls of one model message
+	// land within seconds of each other and are not a coming back.
+	minute := 0
+	turn := func(tool, id, args string) *slotdv1.TurnResponse {
+		t.Helper()
+		minute++
+		now := timestamppb.New(seedNow.Add(time.Duration(minute) * time.Minute))
+		resp, err := inst.client.Turn(ctx, &slotdv1.TurnRequest{ConversationId: conv, Tool: tool, TurnId: id, Arguments: structOf(t, args), Now: now, Locale: "ru"})
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		return resp
+	}
+	dispute := turn("bank.open_dispute", "t1", seedFirstTurn)
+	flights := turn("travel.search_flights", "t2", `{"from": "MAD", "passengers": "2"}`)
+	if len(flights.OpenSessions) != 1 || flights.OpenSessions[0].Tool != "bank.open_dispute" || flights.OpenSessions[0].SessionId != dispute.Session.Id {
+		t.Fatalf("the flight search's answer lists the parked dispute: %v", flights.OpenSessions)
+	}
+
+	list, err := inst.admin.ListSessions(ctx, &slotdv1.ListSessionsRequest{Status: slotdv1.SessionStatus_SESSION_STATUS_ACTIVE})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]string{}
+	for _, s := range list.Sessions {
+		if s.Session.ConversationId == conv {
+			listed[s.Session.Tool] = s.Session.Id
+		}
+	}
+	if listed["bank.open_dispute"] != dispute.Session.Id || listed["travel.search_flights"] != flights.Session.Id {
+		t.Errorf("ListSessions of active sessions lists both, the parked dispute too: %v", listed)
+	}
+	hist, err := inst.admin.GetSessionHistory(ctx, &slotdv1.GetSessionHistoryRequest{ConversationId: conv, Tool: "bank.open_dispute"})
+	if err != nil || hist.Session.Id != dispute.Session.Id || len(hist.Turns) != 1 || hist.Turns[0].TurnId != "t1" {
+		t.Errorf("history of the parked dispute: %v %v", hist, err)
+	}
+
+	got, err := inst.client.GetSession(ctx, &slotdv1.GetSessionRequest{ConversationId: conv})
+	if err != nil || got.Session.Id != flights.Session.Id {
+		t.Errorf("Get without a tool gives the most recently used session: %v %v", got, err)
+	}
+	got, err = inst.client.GetSession(ctx, &slotdv1.GetSessionRequest{ConversationId: conv, Tool: "bank.open_dispute"})
+	if err != nil || got.Session.Id != dispute.Session.Id || got.Session.Slots.Fields["card_last4"].GetStringValue() != "4417" {
+		t.Errorf("Get with the dispute's tool gives the parked dispute with its slots: %v %v", got, err)
+	}
+
+	back := turn("bank.open_dispute", "t3", `{"reason": "Duplicate"}`)
+	if !back.Resumed || back.Session.Id != dispute.Session.Id || back.Notice == "" {
+		t.Errorf("the first turn back resumes the dispute and says so: resumed=%v notice=%q", back.Resumed, back.Notice)
+	}
+	if !strings.Contains(back.Notice, "4417") || !strings.Contains(back.Notice, "исходная операция") {
+		t.Errorf("the notice says what is kept (the card) and what is still needed (the original operation): %q", back.Notice)
+	}
+	if again := turn("bank.open_dispute", "t4", `{}`); again.Resumed {
+		t.Error("only the first turn back is resumed")
+	}
+
+	reset, err := inst.client.ResetSession(ctx, &slotdv1.ResetSessionRequest{ConversationId: conv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]bool{}
+	for _, s := range reset.Sessions {
+		tools[s.Tool] = true
+	}
+	if !tools["bank.open_dispute"] || !tools["travel.search_flights"] || len(reset.Sessions) != 2 {
+		t.Errorf("Reset without a tool resets every open session: %v", tools)
+	}
 }
