@@ -157,3 +157,37 @@ func testAttemptsPersist(t *testing.T, h *harness) {
 		t.Errorf("third bad reason: %s, %s; want HANDOFF, failed", res.Action, res.Session.Status)
 	}
 }
+
+// testLifecyclePerSession: the janitor and the admin batches end a
+// conversation's open sessions one by one, each by its own idle time; the
+// conversation's other open session goes on untouched.
+func testLifecyclePerSession(t *testing.T, h *harness) {
+	dispute := h.turnAt(Now, Dispute, disputeArgs(), nil).Session.ID
+	flights := h.turnAt(Now.Add(50*time.Minute), Flights, map[string]any{"from": "mad"}, nil).Session.ID
+
+	f := session.Filter{Tenant: h.tenant, Tool: Dispute, IdleBefore: Now.Add(10 * time.Minute)}
+	expired, err := h.engine.Expire(h.ctx, f, Now.Add(51*time.Minute))
+	if err != nil || len(expired) != 1 || expired[0] != dispute {
+		t.Fatalf("expiring idle disputes: %v, %v; want the dispute alone", expired, err)
+	}
+	f = session.Filter{Tenant: h.tenant, IdleBefore: Now.Add(10 * time.Minute)}
+	if reset, err := h.engine.ResetStale(h.ctx, f, false, Now.Add(51*time.Minute)); err != nil || len(reset) != 0 {
+		t.Errorf("resetting sessions idle before the flight search's turn: %v, %v; want none", reset, err)
+	}
+	if s := h.load(h.byID(flights)); s.Status != session.Active || !s.Open || s.Version != 1 {
+		t.Errorf("the flight search: %s open %v v%d, want active, open, untouched", s.Status, s.Open, s.Version)
+	}
+	if s := h.load(h.byID(dispute)); s.Status != session.Expired {
+		t.Errorf("the dispute: %s, want expired", s.Status)
+	}
+
+	// The dispute's next turn hears that it expired and starts anew; the
+	// flight search is still the conversation's to come back to.
+	res := h.turnAt(Now.Add(52*time.Minute), Dispute, map[string]any{"reason": "fraud"}, nil)
+	if res.Session.ID == dispute || res.Notice == "" {
+		t.Errorf("the dispute after its expiry: session %s notice %q, want a new one, said so", res.Session.ID, res.Notice)
+	}
+	if len(res.OpenSessions) != 1 || res.OpenSessions[0].SessionID != flights {
+		t.Errorf("open sessions after the dispute's expiry: %+v, want the flight search", res.OpenSessions)
+	}
+}
