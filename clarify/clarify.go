@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -253,13 +255,40 @@ func (in Input) filled() string {
 	return strings.Join(parts, "; ")
 }
 
-// display renders a slot's value for a sentence; a value of a slot marked
-// x-slotd.sensitive never appears in one.
+// display renders a slot's value for a sentence the user reads: an enum
+// value by its label (x-slotd.value_labels), a date in the language's long
+// form ("22 ноября 2026"), true and false as a yes and a no; anything else,
+// amounts too, as Display writes it. A value of a slot marked
+// x-slotd.sensitive never appears in one. Only sentences change: the slots,
+// the arguments and the allowed values stay the canonical codes and dates.
 func (in Input) display(slot string, v any) string {
-	if p := in.Contract.Property(slot); p != nil && p.Sensitive {
+	p := in.Contract.Property(slot)
+	switch {
+	case p == nil:
+		return Display(v)
+	case p.Sensitive:
 		return Masked
 	}
+	switch t := v.(type) {
+	case string:
+		if l := p.ValueLabel(t, in.Locale, in.Contract.DefaultLocale); l != "" {
+			return l
+		}
+		if isDate(p) {
+			if d, err := time.Parse(time.DateOnly, t); err == nil {
+				return phrase.LongDate(in.lang(), d)
+			}
+		}
+	case bool:
+		return phrase.Text(in.lang(), "value."+strconv.FormatBool(t), nil)
+	}
 	return Display(v)
+}
+
+// isDate reports a slot that holds a calendar day: format date, or the date
+// normalizer.
+func isDate(p *contract.Property) bool {
+	return p.Format == "date" || slices.Contains(p.Normalizers(), "date")
 }
 
 // Masked stands for a sensitive value wherever it would be shown.

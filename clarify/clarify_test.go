@@ -153,7 +153,7 @@ func TestDecideOrder(t *testing.T) {
 			name: "a pending slot the contract does not know is skipped",
 			in:   input(bank, "ru", dispute(nil), map[string]any{"card_number": "5521"}),
 			want: wantStep{action: clarify.Confirm,
-				text: "Открываю спор по карте •• 4417: операция 2026-08-22 на 1200.50 ₽, причина — fraud. Всё верно?"},
+				text: "Открываю спор по карте •• 4417: операция от 22 августа 2026 на 1200.50 ₽, причина — мошенническая операция. Всё верно?"},
 		},
 		{
 			name: "a value refused this turn is asked again before a missing one",
@@ -233,7 +233,7 @@ func TestDecideOrder(t *testing.T) {
 			name: "all valid, an action, not approved: CONFIRM with the summary",
 			in:   input(bank, "ru", dispute(nil), nil),
 			want: wantStep{action: clarify.Confirm,
-				text: "Открываю спор по карте •• 4417: операция 2026-08-22 на 1200.50 ₽, причина — fraud. Всё верно?"},
+				text: "Открываю спор по карте •• 4417: операция от 22 августа 2026 на 1200.50 ₽, причина — мошенническая операция. Всё верно?"},
 		},
 		{
 			name: "approved: READY",
@@ -473,6 +473,18 @@ func TestConfirmSummary(t *testing.T) {
 		"required": ["to", "amount"],
 		"x-slotd": {"name": "t.pay", "confirm": true}
 	}`)
+	labelled := mustParse(t, `{
+		"type": "object",
+		"properties": {
+			"day":    {"type": "string", "format": "date", "x-slotd": {"label": {"en": "day", "ru": "день", "uk": "день"}}},
+			"kind":   {"type": "string", "enum": ["card", "cash"], "x-slotd": {
+				"label": {"en": "method", "ru": "способ", "uk": "спосіб"},
+				"value_labels": {"card": {"en": "by card", "ru": "картой", "uk": "карткою"}}
+			}},
+			"urgent": {"type": "boolean", "x-slotd": {"label": {"en": "urgent", "ru": "срочно", "uk": "терміново"}}}
+		},
+		"x-slotd": {"name": "t.labelled", "confirm": true}
+	}`)
 	tests := []struct {
 		name   string
 		c      *contract.Contract
@@ -483,12 +495,32 @@ func TestConfirmSummary(t *testing.T) {
 		{
 			name: "the contract's summary in Russian", c: bank, locale: "ru",
 			slots: dispute(map[string]any{"reason": "duplicate", "original_operation_id": "OP-1"}),
-			text:  "Открываю спор по карте •• 4417: операция 2026-08-22 на 1200.50 ₽, причина — duplicate. Всё верно?",
+			text:  "Открываю спор по карте •• 4417: операция от 22 августа 2026 на 1200.50 ₽, причина — повторное списание. Всё верно?",
+		},
+		{
+			name: "the contract's summary in Ukrainian", c: bank, locale: "uk-UA",
+			slots: dispute(map[string]any{"reason": "not_received", "operation_date": "2026-11-22"}),
+			text:  "Відкриваю спір щодо картки •• 4417: операція від 22 листопада 2026 на 1200.50 ₽, причина — товар або послугу не отримано. Усе правильно?",
 		},
 		{
 			name: "the contract's summary in English", c: bank, locale: "en",
-			slots: dispute(nil),
-			text:  "I am opening a dispute for the card •• 4417: the 2026-08-22 operation of 1200.50, reason: fraud. Is that right?",
+			slots: dispute(map[string]any{"operation_date": "2026-11-22"}),
+			text:  "I am opening a dispute for the card •• 4417: the operation of 1200.50 on 22 November 2026, reason: fraudulent charge. Is that right?",
+		},
+		{
+			name: "a locale the contract lacks: the default locale's summary and labels", c: bank, locale: "de",
+			slots: dispute(map[string]any{"reason": "wrong_amount", "operation_date": "2026-01-05"}),
+			text:  "Открываю спор по карте •• 4417: операция от 5 января 2026 на 1200.50 ₽, причина — списана неверная сумма. Всё верно?",
+		},
+		{
+			name: "slotd's summary: labels and long dates too", c: labelled, locale: "uk",
+			slots: map[string]any{"day": "2026-03-01", "kind": "card", "urgent": true},
+			text:  "Перевірте, чи все правильно: день: 1 березня 2026; спосіб: карткою; терміново: так.",
+		},
+		{
+			name: "slotd's summary in English: a value without a label is shown as it is", c: labelled, locale: "en",
+			slots: map[string]any{"day": "2026-12-31", "kind": "cash", "urgent": false},
+			text:  "Please check that this is right: day: 31 December 2026; method: cash; urgent: no.",
 		},
 		{
 			name: "slotd's summary in contract order, only filled slots", c: plain, locale: "ru",
@@ -527,17 +559,27 @@ func TestChangeMessage(t *testing.T) {
 		{
 			name: "overwritten, Russian", locale: "ru",
 			ch:   merge.Change{Slot: "operation_date", Old: "2026-08-22", New: "2026-08-21", Decision: merge.Overwritten},
-			want: "Понял, меняю: дата операции — 2026-08-21.",
+			want: "Понял, меняю: дата операции — 21 августа 2026.",
+		},
+		{
+			name: "overwritten date, Ukrainian", locale: "uk",
+			ch:   merge.Change{Slot: "operation_date", Old: "2026-08-22", New: "2026-11-22", Decision: merge.Overwritten},
+			want: "Зрозумів, змінюю: дата операції — 22 листопада 2026.",
+		},
+		{
+			name: "overwritten reason, Russian", locale: "ru-RU",
+			ch:   merge.Change{Slot: "reason", Old: "fraud", New: "duplicate", Decision: merge.Overwritten},
+			want: "Понял, меняю: причина — повторное списание.",
 		},
 		{
 			name: "overwritten, English", locale: "en",
 			ch:   merge.Change{Slot: "reason", Old: "fraud", New: "duplicate", Decision: merge.Overwritten},
-			want: "Got it, changing the reason to duplicate.",
+			want: "Got it, changing the reason to duplicate charge.",
 		},
 		{
 			name: "overwritten, a locale the contract lacks", locale: "de",
 			ch:   merge.Change{Slot: "reason", Old: "fraud", New: "duplicate", Decision: merge.Overwritten},
-			want: "Понял, меняю: причина — duplicate.",
+			want: "Понял, меняю: причина — повторное списание.",
 		},
 		{
 			name: "a new value is never read as a template", locale: "en",
@@ -614,6 +656,7 @@ func TestTurnSentences(t *testing.T) {
 	bank := shipped(t, "bank.open_dispute")
 	empty := clarify.Input{Contract: bank, Locale: "uk"}
 	full := input(bank, "en", dispute(nil), nil)
+	ru, uk := input(bank, "ru", dispute(nil), nil), input(bank, "uk", dispute(nil), nil)
 	tests := []struct {
 		name, got, want string
 	}{
@@ -624,11 +667,21 @@ func TestTurnSentences(t *testing.T) {
 		{"retry", clarify.FailureText(bank, "ru", true, 30), "Заявка не создана; повторить безопасно через 30 с."},
 		{"retry in English", clarify.FailureText(bank, "en-US", true, 5), "Nothing was done yet; retrying is safe in 5 seconds."},
 		{"no retry", clarify.FailureText(bank, "uk", false, 0), "Запит не виконано; передаю розмову співробітнику."},
-		{"resume", clarify.ResumeText(full), "Here is where we stopped: card: 4417; operation date: 2026-08-22; amount: 1200.50; reason: fraud. Shall we go on from there?"},
+		{"resume", clarify.ResumeText(full), "Here is where we stopped: card: 4417; operation date: 22 August 2026; amount: 1200.50; reason: fraudulent charge. Shall we go on from there?"},
+		{"resume in Russian", clarify.ResumeText(ru), "Мы остановились на этом: карта: 4417; дата операции: 22 августа 2026; сумма: 1200.50; причина: мошенническая операция. Продолжаем с того же места?"},
+		{"resume in Ukrainian", clarify.ResumeText(uk), "Ми зупинилися на цьому: картка: 4417; дата операції: 22 серпня 2026; сума: 1200.50; причина: шахрайська операція. Продовжуємо з того ж місця?"},
 		{"resume with nothing", clarify.ResumeText(empty), "Ми перервалися. Продовжуємо?"},
+		{"a date that is not a calendar day is shown as it is", clarify.ResumeText(input(bank, "ru", map[string]any{"operation_date": "2026-02-30"}, nil)),
+			"Мы остановились на этом: дата операции: 2026-02-30. Продолжаем с того же места?"},
 		{"handoff", clarify.HandoffText(full, "reason"),
-			"A person will take over from here. Known so far: card: 4417; operation date: 2026-08-22; amount: 1200.50; reason: fraud. Could not settle: reason."},
-		{"handoff with nothing", clarify.HandoffText(empty, "amount"), "Передаю розмову співробітнику. Уже відомо: —. Не вдалося уточнити: сумма."}, // no Ukrainian label: the default locale's,
+			"A person will take over from here. Known so far: card: 4417; operation date: 22 August 2026; amount: 1200.50; reason: fraudulent charge. Could not settle: reason."},
+		{"handoff in Russian", clarify.HandoffText(ru, "original_operation_id"),
+			"Передаю разговор сотруднику. Уже известно: карта: 4417; дата операции: 22 августа 2026; сумма: 1200.50; причина: мошенническая операция. Не удалось уточнить: исходная операция."},
+		{"handoff with nothing", clarify.HandoffText(empty, "amount"), "Передаю розмову співробітнику. Уже відомо: —. Не вдалося уточнити: сума."},
+		{"resumed", clarify.ResumedText(input(bank, "uk", dispute(map[string]any{"reason": "duplicate", "amount": nil}), nil), []string{"amount", "original_operation_id"}),
+			"Повертаємося: спір щодо операції. Уже відомо: картка: 4417; дата операції: 22 серпня 2026; причина: повторне списання; залишилося уточнити: сума, початкова операція."},
+		{"resumed in Russian", clarify.ResumedText(ru, nil),
+			"Возвращаемся: спор по операции. Уже известно: карта: 4417; дата операции: 22 августа 2026; сумма: 1200.50; причина: мошенническая операция."},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

@@ -120,12 +120,13 @@ type Property struct {
 	// and a date on the other side is refused.
 	DateRange string
 
-	expected map[string]string
-	ask      map[string]string
-	label    map[string]string
-	enum     *normalizer.Enum // Enum with x-slotd.synonyms
-	schema   *jsonschema.Schema
-	raw      *jsontree.Object // the property's schema as written
+	expected    map[string]string
+	ask         map[string]string
+	label       map[string]string
+	valueLabels map[string]map[string]string // x-slotd.value_labels: value → locale → label
+	enum        *normalizer.Enum             // Enum with x-slotd.synonyms and the value labels
+	schema      *jsonschema.Schema
+	raw         *jsontree.Object // the property's schema as written
 }
 
 // extension is the x-slotd member of the contract root.
@@ -353,7 +354,10 @@ func parseProperty(name string, raw json.RawMessage, tree *jsontree.Object) (*Pr
 		}
 		synonyms = x.Synonyms
 	}
-	p.enum = normalizer.NewEnum(p.Enum, synonyms)
+	if err := p.parseValueLabels(tree.Obj("x-slotd")); err != nil {
+		return nil, err
+	}
+	p.enum = normalizer.NewEnum(p.Enum, p.labelSynonyms(synonyms))
 	for _, n := range p.normalizers() {
 		if _, ok := normalizers[n]; !ok {
 			return nil, fmt.Errorf("x-slotd.normalize: unknown normalizer %q (known: %s)", n, strings.Join(NormalizerNames(), ", "))

@@ -36,7 +36,7 @@ func (p *Property) expectedText(lang phrase.Language) string {
 		return s
 	}
 	if len(p.Enum) > 0 {
-		return phrase.Text(lang, "fmt.enum", phrase.Args{"values": strings.Join(p.Enum, ", ")})
+		return phrase.Text(lang, "fmt.enum", phrase.Args{"values": p.enumInWords(lang)})
 	}
 	for _, n := range p.normalizers() {
 		if key := formatKeys[n]; key != "" {
@@ -53,6 +53,21 @@ func (p *Property) expectedText(lang phrase.Language) string {
 		return formatText(lang, p.Format)
 	}
 	return ""
+}
+
+// enumInWords lists the enum values as a model must send them, each with its
+// label in the language beside it when the contract gives one ("fraud
+// (мошенническая операция)"): the label helps a model map what the user said
+// to a code, and the code stays what it sends.
+func (p *Property) enumInWords(lang phrase.Language) string {
+	parts := make([]string, len(p.Enum))
+	for i, v := range p.Enum {
+		parts[i] = v
+		if l := p.valueLabels[v][lang.String()]; l != "" {
+			parts[i] = v + " (" + l + ")"
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // repairFormat is what a refusal lists as the accepted form: the slot's

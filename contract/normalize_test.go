@@ -450,13 +450,16 @@ func TestExpected(t *testing.T) {
 		{bank.Property("card_last4"), "the last four digits of the card or account, e.g. 4417"},
 		{bank.Property("operation_date"), "YYYY-MM-DD"},
 		{bank.Property("amount"), "a positive amount in roubles, e.g. 1200.50"},
-		{bank.Property("reason"), "one of: duplicate, fraud, not_received, wrong_amount"},
+		{bank.Property("reason"), "one of: duplicate (duplicate charge), fraud (fraudulent charge), not_received (goods or services not received), wrong_amount (wrong amount charged)"},
 		{flights.Property("from"), "IATA"},
 	}
 	for _, tt := range tests {
 		if got := contract.Expected(tt.p); !strings.Contains(got, tt.want) {
 			t.Errorf("Expected(%s) = %q, want it to contain %q", tt.p.Name, got, tt.want)
 		}
+	}
+	if got := contract.ExpectedIn(bank.Property("reason"), "uk"); !strings.Contains(got, "одне з: duplicate (повторне списання), fraud (шахрайська операція),") {
+		t.Errorf("ExpectedIn(reason, uk) = %q, want the codes with their Ukrainian labels beside them", got)
 	}
 	if got := contract.Expected(bank.Property("original_operation_id")); got != "" {
 		t.Errorf("Expected(original_operation_id) = %q, want empty for free text", got)

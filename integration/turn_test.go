@@ -230,7 +230,7 @@ func TestReversibleOverwriteIsReported(t *testing.T) {
 	if ch.Old.GetStringValue() != "2026-08-22" || ch.New.GetStringValue() != "2026-08-21" {
 		t.Errorf("change old/new = %v/%v", ch.Old, ch.New)
 	}
-	if !strings.Contains(ch.Message, "2026-08-21") {
+	if !strings.Contains(ch.Message, "21 августа 2026") {
 		t.Errorf("the overwrite is not told to the user: %q", ch.Message)
 	}
 }

@@ -185,6 +185,40 @@ func lintProperties(c *contract.Contract, props *jsontree.Object, add reporter) 
 		if p.DateRange != "" && p.Format != "date" && !slices.Contains(p.Normalizers(), "date") {
 			add(SeverityWarning, ptr+"/x-slotd/date_range", "date_range has effect only with the date normalizer")
 		}
+		lintValueLabels(p, schema.Obj("x-slotd").Obj("value_labels"), ptr+"/x-slotd/value_labels", add)
+	}
+}
+
+// lintValueLabels reports enum values that lack a label in a locale the
+// other values have one in: a turn in that locale would show such a value
+// as written, or by another language's label, beside labels in its own.
+func lintValueLabels(p *contract.Property, labels *jsontree.Object, ptr string, add reporter) {
+	if labels.Len() == 0 {
+		return
+	}
+	var locales []string
+	for _, v := range labels.Keys() {
+		for _, l := range labels.Obj(v).Keys() {
+			if !slices.Contains(locales, l) {
+				locales = append(locales, l)
+			}
+		}
+	}
+	for _, v := range p.Enum {
+		have := labels.Obj(v)
+		if have.Len() == 0 {
+			add(SeverityWarning, ptr, "%q has no label: users are shown the code", v)
+			continue
+		}
+		var lack []string
+		for _, l := range locales {
+			if !have.Has(l) {
+				lack = append(lack, l)
+			}
+		}
+		if len(lack) > 0 {
+			add(SeverityWarning, ptr+"/"+jsontree.Escape(v), "no label in %s, which other values have: a turn in it shows another language's label", strings.Join(lack, ", "))
+		}
 	}
 }
 
@@ -192,7 +226,7 @@ var unsupportedRegex = regexp.MustCompile(`\(\?[=!<]|\\[1-9]|\\b|\\B`)
 
 var (
 	rootExtensionKeys     = []string{"name", "confirm", "confirm_text", "stale_after", "ttl", "time_zone", "default_locale", "carry_over", "exclusive", "label", "output", "partial"}
-	propertyExtensionKeys = []string{"normalize", "irreversible", "sensitive", "ask", "label", "expected", "synonyms", "max_attempts", "currency", "currency_slot", "scale", "digits", "date_range"}
+	propertyExtensionKeys = []string{"normalize", "irreversible", "sensitive", "ask", "label", "expected", "synonyms", "max_attempts", "currency", "currency_slot", "scale", "digits", "date_range", "value_labels"}
 )
 
 // lintExtensions reports x-slotd members slotd does not know: a typo

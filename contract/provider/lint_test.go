@@ -56,6 +56,23 @@ func TestLint(t *testing.T) {
 			},
 		},
 		{
+			name: "value labels for a value the enum lacks, with their pointer",
+			files: map[string]string{"labels.json": `{"type": "object", "description": "x", "properties": {"reason": {"type": "string", "description": "r",
+				"enum": ["fraud"], "x-slotd": {"value_labels": {"fraud": {"en": "fraudulent charge"}, "fruad": {"en": "typo"}}}}}, "x-slotd": {"name": "t.labels"}}`},
+			want: []provider.Finding{{File: "c/labels.json", Pointer: "/properties/reason/x-slotd/value_labels/fruad", Severity: "error", Message: `"fruad" is not a value of the enum`}},
+		},
+		{
+			name: "values labelled in fewer locales than the others, or not at all",
+			files: map[string]string{"labels.json": `{"type": "object", "description": "x", "properties": {"reason": {"type": "string", "description": "r",
+				"enum": ["fraud", "duplicate", "other"], "x-slotd": {"value_labels": {
+					"fraud": {"en": "fraudulent charge", "uk": "шахрайська операція", "ru": "мошенническая операция"},
+					"duplicate": {"en": "duplicate charge"}}}}}, "x-slotd": {"name": "t.labels"}}`},
+			want: []provider.Finding{
+				{File: "c/labels.json", Pointer: "/properties/reason/x-slotd/value_labels/duplicate", Severity: "warning", Message: "no label in uk, ru, which other values have"},
+				{File: "c/labels.json", Pointer: "/properties/reason/x-slotd/value_labels", Severity: "warning", Message: `"other" has no label: users are shown the code`},
+			},
+		},
+		{
 			name:  "the root is not an object",
 			files: map[string]string{"arr.json": `{"type": "array", "description": "x", "properties": {"a": {"type": "string", "description": "A."}}, "x-slotd": {"name": "t.arr"}}`},
 			want:  []provider.Finding{{File: "c/arr.json", Pointer: "/type", Severity: "error", Message: `"type": "object"`}},

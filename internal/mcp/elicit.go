@@ -89,11 +89,19 @@ func fieldSchema(c *contract.Contract, p *contract.Property, locale, ask string)
 	s := map[string]any{"title": p.Label(locale, c.DefaultLocale), "description": ask}
 	switch {
 	case len(p.Enum) > 0:
-		enum := make([]any, len(p.Enum))
+		// The choices read by their labels (enumNames), the answer is the
+		// code; a value without a label reads as itself.
+		enum, names := make([]any, len(p.Enum)), make([]any, len(p.Enum))
 		for i, v := range p.Enum {
-			enum[i] = v
+			enum[i], names[i] = v, v
+			if l := p.ValueLabel(v, locale, c.DefaultLocale); l != "" {
+				names[i] = l
+			}
 		}
 		s["type"], s["enum"] = "string", enum
+		if p.HasValueLabels() {
+			s["enumNames"] = names
+		}
 	case p.Type == "boolean" || p.Type == "integer" || p.Type == "number":
 		s["type"] = p.Type
 	default:

@@ -68,6 +68,9 @@ func TestFormFor(t *testing.T) {
 	if reason["title"] != "причина" || len(reason["enum"].([]any)) != 4 || !strings.Contains(reason["description"].(string), "1200.50") {
 		t.Errorf("the reason field is titled by its label, described by its question filled with the slots, and keeps its enum: %v", reason)
 	}
+	if names, _ := reason["enumNames"].([]any); len(names) != 4 || names[1] != "мошенническая операция" || reason["enum"].([]any)[1] != "fraud" {
+		t.Errorf("the reason's choices read by their labels, in the enum's order, and answer with the codes: %v", reason)
+	}
 	if d := props["operation_date"].(map[string]any); d["format"] != "date" || d["description"] != "вопрос о operation_date" {
 		t.Errorf("the asked slot is described by the turn's own question and keeps its format: %v", d)
 	}

@@ -157,6 +157,24 @@ var english = words{
 		"notice.closed_others":    "Closing what was left unfinished: {tools}.",
 		"failure.retry":           "Nothing was done yet; retrying is safe in {seconds} seconds.",
 		"failure.handoff":         "Nothing was done; a person will take over.",
+
+		// Values as a user reads them in a sentence: a calendar day in the
+		// long form, a yes or a no.
+		"value.date":  "{day} {month} {year}",
+		"value.true":  "yes",
+		"value.false": "no",
+		"month.1":     "January",
+		"month.2":     "February",
+		"month.3":     "March",
+		"month.4":     "April",
+		"month.5":     "May",
+		"month.6":     "June",
+		"month.7":     "July",
+		"month.8":     "August",
+		"month.9":     "September",
+		"month.10":    "October",
+		"month.11":    "November",
+		"month.12":    "December",
 	},
 	nouns: map[string]noun{
 		"digit":       {One: "digit", Other: "digits", Plural: "digits"},

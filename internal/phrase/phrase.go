@@ -3,8 +3,9 @@
 // and the questions and notices of a turn. It owns how a locale becomes one
 // of those languages (Lang, the one fallback rule, which contracts' own
 // texts follow too), how a template is filled ({name} placeholders, with
-// [optional parts]), and which form a counted noun takes, by the CLDR
-// plural rules of golang.org/x/text.
+// [optional parts]), how a calendar day reads in a sentence (LongDate), and
+// which form a counted noun takes, by the CLDR plural rules of
+// golang.org/x/text.
 package phrase
 
 import (
@@ -12,6 +13,7 @@ import (
 	"iter"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/text/feature/plural"
 	"golang.org/x/text/language"
@@ -116,6 +118,17 @@ func TypeName(l Language, t string) string {
 		return s
 	}
 	return t
+}
+
+// LongDate is a calendar day as a user reads it in a sentence: "22 ноября
+// 2026", "22 листопада 2026", "22 November 2026". The year is always said:
+// a sentence knows no clock to leave it out by.
+func LongDate(l Language, d time.Time) string {
+	return Text(l, "value.date", Args{
+		"day":   d.Day(),
+		"month": Text(l, "month."+strconv.Itoa(int(d.Month())), nil),
+		"year":  d.Year(),
+	})
 }
 
 // Fill replaces each {name} of a template with value(name); a name is

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 var languages = []Language{English, Russian, Ukrainian}
@@ -173,6 +174,42 @@ func TestCount(t *testing.T) {
 	for l, want := range map[Language]string{English: "digits", Russian: "цифр", Ukrainian: "цифр"} {
 		if got := Ranged(l, "digit"); got != want {
 			t.Errorf("Ranged(%s, digit) = %q, want %q", l, got, want)
+		}
+	}
+}
+
+// TestLongDate: a day as a user reads it, the month in the genitive in
+// Russian and Ukrainian, every month of the year.
+func TestLongDate(t *testing.T) {
+	t.Parallel()
+	day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 0, 0, 0, 0, time.UTC) }
+	tests := []struct {
+		l    Language
+		d    time.Time
+		want string
+	}{
+		{Russian, day(11, 22), "22 ноября 2026"},
+		{Ukrainian, day(11, 22), "22 листопада 2026"},
+		{English, day(11, 22), "22 November 2026"},
+		{Russian, day(8, 1), "1 августа 2026"},
+		{Ukrainian, day(8, 31), "31 серпня 2026"},
+		{English, day(1, 5), "5 January 2026"},
+	}
+	for _, tt := range tests {
+		if got := LongDate(tt.l, tt.d); got != tt.want {
+			t.Errorf("LongDate(%s, %s) = %q, want %q", tt.l, tt.d.Format(time.DateOnly), got, tt.want)
+		}
+	}
+	months := map[Language]string{
+		Russian:   "января февраля марта апреля мая июня июля августа сентября октября ноября декабря",
+		Ukrainian: "січня лютого березня квітня травня червня липня серпня вересня жовтня листопада грудня",
+		English:   "January February March April May June July August September October November December",
+	}
+	for l, names := range months {
+		for i, want := range strings.Fields(names) {
+			if got := LongDate(l, day(time.Month(i+1), 10)); got != "10 "+want+" 2026" {
+				t.Errorf("LongDate(%s, month %d) = %q, want the month %q", l, i+1, got, want)
+			}
 		}
 	}
 }

@@ -157,6 +157,24 @@ var russian = words{
 		"notice.closed_others":    "Закрываю незавершённое: {tools}.",
 		"failure.retry":           "Заявка не создана; повторить безопасно через {seconds} с.",
 		"failure.handoff":         "Заявка не создана; передаю разговор сотруднику.",
+
+		// Values as a user reads them in a sentence: a calendar day in the
+		// long form (the month in the genitive), a yes or a no.
+		"value.date":  "{day} {month} {year}",
+		"value.true":  "да",
+		"value.false": "нет",
+		"month.1":     "января",
+		"month.2":     "февраля",
+		"month.3":     "марта",
+		"month.4":     "апреля",
+		"month.5":     "мая",
+		"month.6":     "июня",
+		"month.7":     "июля",
+		"month.8":     "августа",
+		"month.9":     "сентября",
+		"month.10":    "октября",
+		"month.11":    "ноября",
+		"month.12":    "декабря",
 	},
 	nouns: map[string]noun{
 		"digit":       {One: "цифра", Few: "цифры", Many: "цифр", Plural: "цифры"},

@@ -157,6 +157,24 @@ var ukrainian = words{
 		"notice.closed_others":    "Закриваю незавершене: {tools}.",
 		"failure.retry":           "Запит не виконано; повторити безпечно через {seconds} с.",
 		"failure.handoff":         "Запит не виконано; передаю розмову співробітнику.",
+
+		// Values as a user reads them in a sentence: a calendar day in the
+		// long form (the month in the genitive), a yes or a no.
+		"value.date":  "{day} {month} {year}",
+		"value.true":  "так",
+		"value.false": "ні",
+		"month.1":     "січня",
+		"month.2":     "лютого",
+		"month.3":     "березня",
+		"month.4":     "квітня",
+		"month.5":     "травня",
+		"month.6":     "червня",
+		"month.7":     "липня",
+		"month.8":     "серпня",
+		"month.9":     "вересня",
+		"month.10":    "жовтня",
+		"month.11":    "листопада",
+		"month.12":    "грудня",
 	},
 	nouns: map[string]noun{
 		"digit":       {One: "цифра", Few: "цифри", Many: "цифр", Plural: "цифри"},
