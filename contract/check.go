@@ -10,16 +10,12 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/slotd/slotd/contract/internal/jsontree"
 	"github.com/slotd/slotd/contract/internal/wording"
 	"github.com/slotd/slotd/internal/phrase"
 	"github.com/slotd/slotd/problem"
 )
-
-var english = message.NewPrinter(language.English)
 
 // Report is the after phase's verdict on the whole slot object.
 type Report struct {
@@ -364,7 +360,37 @@ func leafMessage(e *jsonschema.ValidationError, lang phrase.Language) string {
 	case *kind.FalseSchema:
 		return phrase.Text(lang, "schema.false", nil)
 	}
-	return problem.Redact(e.ErrorKind.LocalizedString(english))
+	return otherLeafMessage(e, lang)
+}
+
+// otherLeafMessage words the keywords contracts seldom use; any keyword
+// slotd has no sentence for is named, in the turn's language still.
+func otherLeafMessage(e *jsonschema.ValidationError, lang phrase.Language) string {
+	switch k := e.ErrorKind.(type) {
+	case *kind.Dependency:
+		return wording.When(lang, wording.Given(lang, k.Prop), phrase.Text(lang, "schema.required", phrase.Args{"names": strings.Join(k.Missing, ", ")}))
+	case *kind.MinProperties:
+		return phrase.Text(lang, "schema.minProperties", phrase.Args{"limit": k.Want})
+	case *kind.MaxProperties:
+		return phrase.Text(lang, "schema.maxProperties", phrase.Args{"limit": k.Want})
+	case *kind.UniqueItems:
+		return phrase.Text(lang, "schema.uniqueItems", phrase.Args{"first": k.Duplicates[0], "second": k.Duplicates[1]})
+	case *kind.Contains:
+		return phrase.Text(lang, "schema.contains", nil)
+	case *kind.MinContains:
+		return phrase.Text(lang, "schema.minContains", phrase.Args{"got": len(k.Got), "limit": k.Want})
+	case *kind.MaxContains:
+		return phrase.Text(lang, "schema.maxContains", phrase.Args{"got": len(k.Got), "limit": k.Want})
+	case *kind.PropertyNames:
+		return phrase.Text(lang, "schema.propertyNames", phrase.Args{"name": problem.Quote(k.Property)})
+	case *kind.AdditionalItems:
+		return phrase.Text(lang, "schema.additionalItems", phrase.Args{"count": k.Count})
+	}
+	keyword := strings.Join(e.ErrorKind.KeywordPath(), "/")
+	if keyword == "" {
+		keyword = "?"
+	}
+	return phrase.Text(lang, "schema.failed", phrase.Args{"keyword": keyword})
 }
 
 // ratString writes a schema bound as a plain decimal: 10000000, not 1×10⁰⁷.

@@ -65,21 +65,23 @@ func (c *Contract) Output() *Output { return c.output }
 // properties the contract does not name are dropped (a gateway's answer full
 // of other people's data never reaches the model), sensitive ones masked,
 // card-like numbers redacted everywhere. The errors say how the shaped object
-// breaks the output contract; the object is not for the model then.
-func (o *Output) Shape(result any) (map[string]any, []problem.FieldError) {
+// breaks the output contract, worded in the locale (the session's: the
+// problem they go into speaks it); the object is not for the model then.
+func (o *Output) Shape(result any, locale string) (map[string]any, []problem.FieldError) {
+	lang := phrase.Lang(locale, "")
 	obj, ok := result.(map[string]any)
 	if !ok {
-		return nil, []problem.FieldError{{Pointer: "", Message: "the backend's result is not a JSON object"}}
+		return nil, []problem.FieldError{{Pointer: "", Message: phrase.Text(lang, "output.not_object", nil)}}
 	}
 	out := shapeObject(obj, o.fields)
 	if err := o.schema.Validate(toValidation(out)); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
-			return out, []problem.FieldError{{Message: "the result breaks the output contract"}}
+			return out, []problem.FieldError{{Message: phrase.Text(lang, "output.invalid", nil)}}
 		}
 		var errs []problem.FieldError
 		walkLeaves(ve, func(e *jsonschema.ValidationError) {
-			errs = append(errs, problem.FieldError{Pointer: jsontree.Pointer(e.InstanceLocation), Message: leafMessage(e, phrase.English)})
+			errs = append(errs, problem.FieldError{Pointer: jsontree.Pointer(e.InstanceLocation), Message: leafMessage(e, lang)})
 		})
 		return out, errs
 	}

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"fmt"
-
 	"github.com/slotd/slotd/clarify"
 	"github.com/slotd/slotd/contract"
 	"github.com/slotd/slotd/merge"
@@ -16,14 +14,14 @@ func (t *turn) cap() {
 	s := t.s
 	t.valid = validAfter(s.Attempts, t.merged)
 	s.Attempts = countAttempts(s.Attempts, t.rejected, t.merged, t.step)
-	t.problem = turnProblem(t.refused, t.step)
+	t.problem = turnProblem(t.c, s.Locale, t.refused, t.step)
 	slot := exhausted(t.c, t.in.config.MaxAttempts, s.Attempts)
 	if slot == "" || t.step.Action == clarify.Cancelled {
 		return
 	}
 	in := clarify.Input{Contract: t.c, State: s.State, Locale: s.Locale}
 	t.step = clarify.Step{Action: clarify.Handoff, Question: &clarify.Question{Slot: slot, Text: clarify.HandoffText(in, slot)}}
-	t.problem = handoffProblem(t.c, slot, s.Attempts[slot], t.problem)
+	t.problem = clarify.HandoffProblem(t.c, s.Locale, slot, s.Attempts[slot], t.problem)
 	s.Status, s.EndedAt, s.Open = Failed, t.in.req.Now, false
 }
 
@@ -91,39 +89,14 @@ func exhausted(c *contract.Contract, defaultMax int, attempts map[string]int) st
 	return ""
 }
 
-// handoffProblem says why a person must take over, keeping the field errors
-// of the last attempt.
-func handoffProblem(c *contract.Contract, slot string, n int, last *problem.Problem) *problem.Problem {
-	p := &problem.Problem{
-		Type:                problem.TypeHandoff,
-		Title:               "Handed off to a person",
-		Detail:              fmt.Sprintf("%s was not accepted after %d attempts.", slot, n),
-		OwnerActionRequired: true,
-	}
-	if last != nil {
-		p.Errors = last.Errors
-	}
-	return p
-}
-
-// turnProblem is the problem a turn reports: refused values first, else the
-// rules a REPAIR must satisfy.
-func turnProblem(refused []problem.FieldError, step clarify.Step) *problem.Problem {
+// turnProblem is the problem a turn reports, in the turn's language: refused
+// values first, else the rules a REPAIR must satisfy.
+func turnProblem(c *contract.Contract, locale string, refused []problem.FieldError, step clarify.Step) *problem.Problem {
 	switch {
 	case len(refused) > 0:
-		return &problem.Problem{
-			Type:   problem.TypeInvalidValue,
-			Title:  "Some arguments were not accepted",
-			Detail: refused[0].Error(),
-			Errors: refused,
-		}
+		return clarify.RefusedProblem(c, locale, refused)
 	case step.Action == clarify.Repair:
-		return &problem.Problem{
-			Type:   problem.TypeRuleViolated,
-			Title:  "The arguments break a rule of the contract",
-			Detail: step.Violations[0].Error(),
-			Errors: step.Violations,
-		}
+		return clarify.RepairProblem(c, locale, step.Violations)
 	}
 	return nil
 }

@@ -222,16 +222,15 @@ func notReady(last string) error {
 type failureSpec struct {
 	retryable   bool
 	ownerAction bool
-	typ         string
-	title       string
+	typ         string // its title, in the session's language, is clarify.ProblemTitle's
 }
 
 var failures = map[FailureKind]failureSpec{
-	FailureTimeout:      {true, false, "backend-timeout", "The service did not answer in time"},
-	FailureUnavailable:  {true, false, "backend-unavailable", "The service is unavailable"},
-	FailureRateLimited:  {true, false, "backend-rate-limited", "The service asked to slow down"},
-	FailureUnauthorized: {false, true, "backend-unauthorized", "The service refused slotd's credentials"},
-	FailureInternal:     {false, true, "backend-error", "The service failed"},
+	FailureTimeout:      {true, false, "backend-timeout"},
+	FailureUnavailable:  {true, false, "backend-unavailable"},
+	FailureRateLimited:  {true, false, "backend-rate-limited"},
+	FailureUnauthorized: {false, true, "backend-unauthorized"},
+	FailureInternal:     {false, true, "backend-error"},
 }
 
 // outcome computes the model-facing object and the next action.
@@ -240,7 +239,7 @@ func (e *Engine) outcome(c *contract.Contract, s *Session, req CompleteRequest, 
 		spec := failures[f.Kind]
 		p := &problem.Problem{
 			Type:                problem.Base + spec.typ,
-			Title:               spec.title,
+			Title:               clarify.ProblemTitle(c, s.Locale, problem.Base+spec.typ),
 			Status:              502,
 			Retryable:           spec.retryable,
 			OwnerActionRequired: spec.ownerAction,
@@ -260,10 +259,10 @@ func (e *Engine) outcome(c *contract.Contract, s *Session, req CompleteRequest, 
 		return &Completion{Output: errorOutput(p), Action: clarify.Handoff, Problem: p}
 	}
 	if o := c.Output(); o != nil {
-		shaped, violations := o.Shape(req.Result)
+		shaped, violations := o.Shape(req.Result, s.Locale)
 		if len(violations) > 0 {
 			p := &problem.Problem{
-				Type: problem.Base + "backend-output-invalid", Title: "The service's answer does not fit the tool's output contract",
+				Type: problem.TypeBackendOutputInvalid, Title: clarify.ProblemTitle(c, s.Locale, problem.TypeBackendOutputInvalid),
 				Status: 502, Detail: clarify.FailureText(c, s.Locale, false, 0), OwnerActionRequired: true, Errors: violations,
 			}
 			return &Completion{Output: errorOutput(p), Action: clarify.Handoff, Problem: p}

@@ -166,6 +166,10 @@ func TestComplete(t *testing.T) {
 		if err != nil || out.Action != clarify.Ready || out.IdempotencyKey != r.IdempotencyKey || out.Problem.RetryAfterSeconds != 7 || out.Session.Status != session.Active {
 			t.Fatalf("a timeout: %+v, %v", out, err)
 		}
+		if out.Problem.Title != "Сервис не ответил вовремя" || out.Problem.Detail != "Заявка не создана; повторить безопасно через 7 с." ||
+			out.Output["error"].(map[string]any)["title"] != out.Problem.Title {
+			t.Errorf("a ru session's failure: %q: %q; output %v; want both in Russian, the output's too", out.Problem.Title, out.Problem.Detail, out.Output)
+		}
 		if again := turn(t, e, "3", nil); again.Action != clarify.Ready || again.IdempotencyKey != r.IdempotencyKey {
 			t.Errorf("the turn after a timeout: %s %q, want READY with the same key", again.Action, again.IdempotencyKey)
 		}
@@ -184,6 +188,9 @@ func TestComplete(t *testing.T) {
 		out, err := e.Complete(ctx, session.CompleteRequest{Lookup: bank, IdempotencyKey: r.IdempotencyKey, Result: map[string]any{"status": "maybe"}})
 		if err != nil || out.Action != clarify.Handoff || out.Problem == nil || len(out.Problem.Errors) == 0 {
 			t.Fatalf("status maybe: %+v, %v", out, err)
+		}
+		if p := out.Problem; p.Title != "Ответ сервиса не соответствует выходному контракту инструмента" || p.Errors[0].Message != "должно быть одним из: accepted, rejected, error" {
+			t.Errorf("a ru session's output problem: %q, errors %+v; want them in Russian", p.Title, p.Errors)
 		}
 	})
 	t.Run("a session that ended meanwhile", func(t *testing.T) {

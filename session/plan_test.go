@@ -319,6 +319,10 @@ func TestPlanRefusedValuesAreNotStored(t *testing.T) {
 	if res.Question.Slot != "card_last4" {
 		t.Errorf("asked %s, want the first refused slot in contract order", res.Question.Slot)
 	}
+	// The problem speaks the turn's language throughout, its glue too.
+	if want := "/card_last4: найдено цифр: 2, нужно 4; ожидается: последние четыре цифры карты или счёта, например 4417; 4 цифры"; res.Problem.Title != "Часть аргументов не принята" || res.Problem.Detail != want {
+		t.Errorf("a ru turn's problem: %q: %q, want %q", res.Problem.Title, res.Problem.Detail, want)
+	}
 }
 
 // Another tool parks the session instead of ending it, and opens its own,
@@ -575,6 +579,9 @@ func TestPlanAttemptsAndHandOff(t *testing.T) {
 	if res.Session.Status != Failed || res.Problem.Type != "https://slotd.dev/problems/handoff" || !res.Problem.OwnerActionRequired ||
 		res.Question.Slot != "reason" || !strings.Contains(res.Question.Text, "4417") {
 		t.Errorf("hand-off: %s", js(res))
+	}
+	if res.Problem.Title != "Разговор передан сотруднику" || res.Problem.Detail != "reason: значение так и не принято (3 попытки)." {
+		t.Errorf("a ru hand-off's problem: %q: %q", res.Problem.Title, res.Problem.Detail)
 	}
 
 	c = newConvo(t)

@@ -35,7 +35,7 @@ func (t *turn) holdForResume() {
 			slot := contract.SlotOf(fe.Pointer)
 			t.changes = append(t.changes, merge.Change{Slot: slot, Old: s.State.Slots[slot], New: refused[slot], Decision: merge.Rejected})
 		}
-		t.problem = turnProblem(t.refused, clarify.Step{})
+		t.problem = turnProblem(t.c, s.Locale, t.refused, clarify.Step{})
 	}
 	in := clarify.Input{Contract: t.c, State: s.State, Locale: s.Locale}
 	t.step = clarify.Step{Action: clarify.Resume, Question: &clarify.Question{Text: clarify.ResumeText(in)}}
