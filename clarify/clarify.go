@@ -103,12 +103,11 @@ func Decide(in Input) Step {
 func (in Input) ask(slot string) *Question {
 	c := in.Contract
 	p := c.Property(slot)
-	label := phrase.Args{"label": p.Label(in.Locale, c.DefaultLocale)}
-	text := p.Ask(in.Locale, c.DefaultLocale)
+	text, from := p.AskIn(in.Locale, c.DefaultLocale)
 	if text == "" {
-		text = phrase.Text(in.lang(), "step.ask", label)
+		text = phrase.Text(in.lang(), "step.ask", phrase.Args{"label": p.Label(in.Locale, c.DefaultLocale)})
 	} else {
-		text = in.fill(text, label)
+		text = in.in(from).fill(text, phrase.Args{"label": p.Label(from, c.DefaultLocale)})
 	}
 	return &Question{
 		Slot:    slot,
@@ -116,6 +115,13 @@ func (in Input) ask(slot string) *Question {
 		Allowed: p.AllowedValues(),
 		Format:  formatOf(p, in.Locale),
 	}
+}
+
+// in is the input with the values of a contract's text shown in the
+// locale the text was found under, when the turn's locale lacked it.
+func (in Input) in(locale string) Input {
+	in.Locale = locale
+	return in
 }
 
 // lang is the language of slotd's own sentences for the turn.
@@ -144,8 +150,8 @@ func (in Input) reconfirm(slot string) *Question {
 
 func (in Input) summary() string {
 	c := in.Contract
-	if t := c.ConfirmText(in.Locale); t != "" {
-		return in.fill(t, nil)
+	if t, from := c.ConfirmTextIn(in.Locale); t != "" {
+		return in.in(from).fill(t, nil)
 	}
 	return phrase.Text(in.lang(), "step.confirm", phrase.Args{"summary": in.filled()})
 }

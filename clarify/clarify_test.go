@@ -689,3 +689,45 @@ func TestTurnSentences(t *testing.T) {
 		}
 	}
 }
+
+// TestReconfirmInWords: a changed irreversible value is re-confirmed with
+// the old and the new one in words (a label, a long date), while the
+// question's old and new stay the canonical values; a question that names
+// a slot shows its value in words too.
+func TestReconfirmInWords(t *testing.T) {
+	t.Parallel()
+	c := mustParse(t, `{
+		"type": "object",
+		"properties": {
+			"day":  {"type": "string", "format": "date", "x-slotd": {"irreversible": true,
+				"label": {"ru": "день", "uk": "день", "en": "day"}}},
+			"kind": {"type": "string", "enum": ["card", "cash"], "x-slotd": {"irreversible": true,
+				"label": {"ru": "способ", "uk": "спосіб", "en": "method"},
+				"value_labels": {"card": {"ru": "картой", "uk": "карткою", "en": "by card"}, "cash": {"ru": "наличными", "uk": "готівкою", "en": "in cash"}}}},
+			"note": {"type": "string", "x-slotd": {"ask": {"ru": "Комментарий к оплате {kind} на {day}?", "en": "A note for paying {kind} on {day}?"}}}
+		},
+		"required": ["day", "kind", "note"],
+		"x-slotd": {"name": "t.pay", "default_locale": "ru"}
+	}`)
+	slots := map[string]any{"day": "2026-11-22", "kind": "card"}
+	tests := []struct {
+		locale  string
+		pending map[string]any
+		want    wantStep
+	}{
+		{"ru", map[string]any{"day": "2026-12-01"}, wantStep{action: clarify.Reconfirm, slot: "day",
+			text: "День: было 22 ноября 2026, теперь 1 декабря 2026. Заменить?", old: "2026-11-22", new: "2026-12-01"}},
+		{"uk", map[string]any{"kind": "cash"}, wantStep{action: clarify.Reconfirm, slot: "kind",
+			text: "Спосіб: було карткою, тепер готівкою. Замінити?", old: "card", new: "cash"}},
+		{"en", map[string]any{"kind": "cash"}, wantStep{action: clarify.Reconfirm, slot: "kind",
+			text: "Method: it was by card, now in cash. Shall I change it?", old: "card", new: "cash"}},
+		{"ru", nil, wantStep{action: clarify.Ask, slot: "note", text: "Комментарий к оплате картой на 22 ноября 2026?"}},
+		{"en", nil, wantStep{action: clarify.Ask, slot: "note", text: "A note for paying by card on 22 November 2026?"}},
+	}
+	for _, tt := range tests {
+		checkStep(t, clarify.Decide(input(c, tt.locale, slots, tt.pending)), tt.want)
+	}
+	if got := clarify.AskText(c, "uk", slots, "note"); got != "Комментарий к оплате картой на 22 ноября 2026?" {
+		t.Errorf("AskText(uk) = %q: a question the locale lacks is the default locale's, its values in that language too", got)
+	}
+}

@@ -544,15 +544,23 @@ func (p *Property) Label(locale, fallback string) string {
 // (the locale as given, its base, the fallback and its base, English) that
 // the texts have, then any, stably.
 func pick(m map[string]string, locale, fallback string) string {
+	s, _ := pickIn(m, locale, fallback)
+	return s
+}
+
+// pickIn is pick, with the locale the text was found under ("" when there
+// is none).
+func pickIn(m map[string]string, locale, fallback string) (text, found string) {
 	if len(m) == 0 {
-		return ""
+		return "", ""
 	}
 	for l := range phrase.Locales(locale, fallback) {
 		if s, ok := m[l]; ok {
-			return s
+			return s, l
 		}
 	}
-	return m[slices.Min(slices.Collect(maps.Keys(m)))]
+	l := slices.Min(slices.Collect(maps.Keys(m)))
+	return m[l], l
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)

@@ -61,6 +61,18 @@ func (p *Property) ValueLabel(value, locale, fallback string) string {
 	return pick(p.valueLabels[value], locale, fallback)
 }
 
+// AskIn is Ask, with the locale the question was found under: its
+// placeholders are filled in that language, so that a question the turn's
+// locale lacks reads in one language still.
+func (p *Property) AskIn(locale, fallback string) (text, found string) {
+	return pickIn(p.ask, locale, fallback)
+}
+
+// ConfirmTextIn is ConfirmText, with the locale the summary was found under.
+func (c *Contract) ConfirmTextIn(locale string) (text, found string) {
+	return pickIn(c.confirmText, locale, c.DefaultLocale)
+}
+
 // HasValueLabels reports a property whose enum values have labels.
 func (p *Property) HasValueLabels() bool { return len(p.valueLabels) > 0 }
 
