@@ -67,6 +67,9 @@ type FieldError struct {
 	Format string `json:"format,omitempty"`
 }
 
+// Error is the field error as a Go error, for logs and tests; its glue is
+// English. A problem's detail says a field error in the turn's language
+// (clarify words it).
 func (e FieldError) Error() string {
 	s := fmt.Sprintf("%s: %s", e.Pointer, e.Message)
 	if len(e.Allowed) > 0 {
