@@ -269,14 +269,23 @@ func TestKilledBackendsLoseNoTurn(t *testing.T) {
 	var wg sync.WaitGroup
 	convs := make([]string, workers)
 	stop := make(chan struct{})
-	var killed atomic.Int64
+	var killed, landed atomic.Int64
 	go func() {
+		// Every 30 ms, once a turn has landed since the last kill: on a
+		// loaded machine a turn may take longer than the interval, and a
+		// killer that never waits for progress would starve every turn.
+		last := int64(-1)
 		for {
 			select {
 			case <-stop:
 				return
 			case <-time.After(30 * time.Millisecond):
 			}
+			now := landed.Load()
+			if now == last {
+				continue
+			}
+			last = now
 			var n int
 			_ = admin.QueryRow(context.Background(),
 				`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, dbname).Scan(&n)
@@ -288,7 +297,7 @@ func TestKilledBackendsLoseNoTurn(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			driveWithRetries(t, func() slotdv1.SlotServiceClient { return inst.client }, convs[i], turns, &failures)
+			driveWithRetries(t, func() slotdv1.SlotServiceClient { return inst.client }, convs[i], turns, &failures, &landed)
 		}()
 	}
 	wg.Wait()
