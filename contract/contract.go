@@ -269,9 +269,11 @@ func (c *Contract) parseProperties(src []byte, doc *document) error {
 		return errors.New("the contract must be a JSON object")
 	}
 	c.raw = root
+	// A tool without arguments ("list my cards") has no properties: its
+	// first turn is READY, or CONFIRM when it needs approval.
 	props := root.Obj("properties")
-	if props == nil || len(props.Keys()) == 0 {
-		return errors.New("the contract has no properties")
+	if props == nil {
+		props = jsontree.NewObject()
 	}
 	for _, pname := range props.Keys() {
 		p, err := parseProperty(pname, doc.Properties[pname], props.Obj(pname))
@@ -610,16 +612,23 @@ func NewCatalog(cs ...*Contract) (*Catalog, error) {
 	return cat, nil
 }
 
-// LoadDir parses every *.json file directly in dir.
+// LoadDir parses every *.json file directly in dir. Its errors name dir as
+// given, and each broken file by its path within it.
 func LoadDir(dir string) (*Catalog, error) {
-	return LoadFS(os.DirFS(dir), ".")
+	return loadFS(os.DirFS(dir), ".", dir)
 }
 
 // LoadFS parses every *.json file directly in dir of fsys.
 func LoadFS(fsys fs.FS, dir string) (*Catalog, error) {
+	return loadFS(fsys, dir, dir)
+}
+
+// loadFS reads dir of fsys, calling it shown in its errors: os.DirFS names
+// its root ".", which would tell the reader nothing.
+func loadFS(fsys fs.FS, dir, shown string) (*Catalog, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("contracts: %w", err)
+		return nil, fmt.Errorf("contracts: cannot read the folder %s: %w", shown, pathless(err))
 	}
 	var cs []*Contract
 	for _, e := range entries {
@@ -627,19 +636,30 @@ func LoadFS(fsys fs.FS, dir string) (*Catalog, error) {
 			continue
 		}
 		src, err := fs.ReadFile(fsys, filepath.ToSlash(filepath.Join(dir, e.Name())))
+		file := filepath.Join(shown, e.Name())
 		if err != nil {
-			return nil, fmt.Errorf("contracts: %w", err)
+			return nil, fmt.Errorf("contracts: cannot read %s: %w", file, pathless(err))
 		}
-		c, err := Parse(e.Name(), src)
+		c, err := Parse(file, src)
 		if err != nil {
 			return nil, err
 		}
 		cs = append(cs, c)
 	}
 	if len(cs) == 0 {
-		return nil, fmt.Errorf("contracts: no *.json contract in %s", dir)
+		return nil, fmt.Errorf("contracts: no *.json contract in %s", shown)
 	}
 	return NewCatalog(cs...)
+}
+
+// pathless is a file system error without the path it names, which is the
+// file system's own name for the file, not the one the user gave.
+func pathless(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // Get returns the named contract, or nil. The name a provider's export
