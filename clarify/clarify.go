@@ -153,7 +153,12 @@ func (in Input) summary() string {
 	if t, from := c.ConfirmTextIn(in.Locale); t != "" {
 		return in.in(from).fill(t, nil)
 	}
-	return phrase.Text(in.lang(), "step.confirm", phrase.Args{"summary": in.filled()})
+	summary := in.filled()
+	if summary == "" {
+		// A tool without arguments: what is approved is the tool itself.
+		summary = c.Label(in.Locale)
+	}
+	return phrase.Text(in.lang(), "step.confirm", phrase.Args{"summary": summary})
 }
 
 // ChangeMessage is what to tell the user about a change, or "" when there is

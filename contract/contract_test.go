@@ -172,11 +172,6 @@ func TestParseErrors(t *testing.T) {
 			want: []string{"bad.json", "time_zone"},
 		},
 		{
-			name: "no properties",
-			src:  `{"type": "object", "x-slotd": {"name": "t.bad"}}`,
-			want: []string{"bad.json", "no properties"},
-		},
-		{
 			name: "not an object",
 			src:  `[]`,
 			want: []string{"bad.json"},
