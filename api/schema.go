@@ -13,9 +13,9 @@ import (
 )
 
 // GetToolSchema implements slotd.v1.SlotService: the tool's input schema in
-// the form the provider's strict mode accepts ("openai", "anthropic"), or
-// as written without slotd's extension ("plain", also when no provider is
-// named). The parameters are a google.protobuf.Struct, which keeps no
+// the form the provider's strict mode accepts ("openai" and "openai-chat",
+// whose schemas are the same, or "anthropic"), or as written without
+// slotd's extension ("plain", also when no provider is named). The parameters are a google.protobuf.Struct, which keeps no
 // member order; `slotd contract export` prints them in contract order.
 func (s *SlotService) GetToolSchema(ctx context.Context, req *slotdv1.GetToolSchemaRequest) (*slotdv1.GetToolSchemaResponse, error) {
 	cat := s.engine.Contracts()

@@ -70,6 +70,8 @@ func TestGetToolSchema(t *testing.T) {
 	}{
 		{"bank.open_dispute", "openai", "bank_open_dispute", "openai", true,
 			[]string{"card_last4", "operation_date", "amount", "reason", "original_operation_id"}},
+		{"bank.open_dispute", "openai-chat", "bank_open_dispute", "openai-chat", true,
+			[]string{"card_last4", "operation_date", "amount", "reason", "original_operation_id"}},
 		{"bank.open_dispute", "anthropic", "bank_open_dispute", "anthropic", true, nil},
 		{"travel.search_flights", "OpenAI", "travel_search_flights", "openai", true, []string{"from", "to", "date"}},
 		{"travel.search_flights", "anthropic", "travel_search_flights", "anthropic", true, []string{"from", "to", "date"}},

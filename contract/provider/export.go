@@ -21,8 +21,12 @@ import (
 
 // Providers slotd exports a contract for.
 const (
-	// OpenAI is OpenAI's strict function calling (Responses API tool).
+	// OpenAI is OpenAI's strict function calling, as a tool of the
+	// Responses API ({"type":"function","name",…}).
 	OpenAI = "openai"
+	// OpenAIChat is the same function as a tool of the Chat Completions
+	// API, which nests it: {"type":"function","function":{"name",…}}.
+	OpenAIChat = "openai-chat"
 	// Anthropic is Anthropic's strict tool use.
 	Anthropic = "anthropic"
 	// Plain is the contract's JSON Schema without slotd's extension.
@@ -30,7 +34,7 @@ const (
 )
 
 // Names lists the export targets.
-func Names() []string { return []string{OpenAI, Anthropic, Plain} }
+func Names() []string { return []string{OpenAI, OpenAIChat, Anthropic, Plain} }
 
 // ErrUnknown is returned for a provider slotd cannot export for.
 var ErrUnknown = fmt.Errorf("unknown provider (known: %s)", strings.Join(Names(), ", "))
@@ -64,11 +68,24 @@ func (t *Tool) Parameters() map[string]any {
 func (t *Tool) ParametersJSON() ([]byte, error) { return indentJSON(t.params) }
 
 // Definition is the tool definition exactly as the provider's API takes it,
-// as indented JSON with the members in contract order: OpenAI's function
-// tool ({"type":"function","name",…,"strict":true,"parameters"}),
-// Anthropic's tool ({"name",…,"strict":true,"input_schema"}), or for Plain
-// {"name","description","parameters"}.
-func (t *Tool) Definition() ([]byte, error) {
+// as indented JSON with the members in contract order: OpenAI's Responses
+// API function tool ({"type":"function","name",…,"strict":true,
+// "parameters"}), its Chat Completions tool ({"type":"function",
+// "function":{"name",…}}), Anthropic's tool ({"name",…,"strict":true,
+// "input_schema"}), or for Plain {"name","description","parameters"}.
+func (t *Tool) Definition() ([]byte, error) { return indentJSON(t.definition()) }
+
+// Definitions are the tools' definitions as one JSON array, the tools
+// member of a request to the provider, in the order given.
+func Definitions(tools []*Tool) ([]byte, error) {
+	defs := make([]any, 0, len(tools))
+	for _, t := range tools {
+		defs = append(defs, t.definition())
+	}
+	return indentJSON(defs)
+}
+
+func (t *Tool) definition() *jsontree.Object {
 	def := jsontree.NewObject()
 	switch t.Provider {
 	case OpenAI:
@@ -77,6 +94,14 @@ func (t *Tool) Definition() ([]byte, error) {
 		def.Set("description", t.Description)
 		def.Set("strict", true)
 		def.Set("parameters", t.params)
+	case OpenAIChat:
+		fn := jsontree.NewObject()
+		fn.Set("name", t.Name)
+		fn.Set("description", t.Description)
+		fn.Set("strict", true)
+		fn.Set("parameters", t.params)
+		def.Set("type", "function")
+		def.Set("function", fn)
 	case Anthropic:
 		def.Set("name", t.Name)
 		def.Set("description", t.Description)
@@ -87,7 +112,7 @@ func (t *Tool) Definition() ([]byte, error) {
 		def.Set("description", t.Description)
 		def.Set("parameters", t.params)
 	}
-	return indentJSON(def)
+	return def
 }
 
 func indentJSON(v any) ([]byte, error) {
@@ -106,7 +131,7 @@ func indentJSON(v any) ([]byte, error) {
 // Export builds the contract's tool definition for a provider.
 func Export(c *contract.Contract, provider string) (*Tool, error) {
 	switch provider {
-	case Plain, OpenAI, Anthropic:
+	case Plain, OpenAI, OpenAIChat, Anthropic:
 	default:
 		return nil, fmt.Errorf("%q: %w", provider, ErrUnknown)
 	}
@@ -135,8 +160,21 @@ func Export(c *contract.Contract, provider string) (*Tool, error) {
 	if c.Partial {
 		root.Del("required")
 	}
+	// Both strict modes take an object of arguments, with its properties
+	// listed, even when a tool has none ("list my cards").
+	if !root.Has("type") {
+		root.Set("type", "object")
+	}
+	if !root.Has("properties") {
+		root.Set("properties", jsontree.NewObject())
+	}
 	rules := strictRules(root)
+	// Both OpenAI APIs take the same strict schema; only the wrapping
+	// differs.
 	x := exporter{provider: provider}
+	if provider == OpenAIChat {
+		x.provider = OpenAI
+	}
 	t.params = x.schema(root, true)
 	if len(rules) > 0 {
 		t.Description = strings.TrimSpace(t.Description + "\n\nRules: " + strings.Join(rules, "; ") + ".")

@@ -1762,7 +1762,8 @@ func (x *CompleteSessionResponse) GetProblem() *Problem {
 type GetToolSchemaRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Tool  string                 `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
-	// "openai", "anthropic" or "plain".
+	// "openai" (Responses API), "openai-chat" (Chat Completions), "anthropic"
+	// or "plain".
 	Provider      string `protobuf:"bytes,2,opt,name=provider,proto3" json:"provider,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
