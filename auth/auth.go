@@ -33,29 +33,35 @@ type key struct {
 // call as the default tenant, with admin rights: a server without keys must
 // listen on loopback only (see CheckListen).
 type Keys struct {
-	keys []key
+	keys    []key
+	tenants int // how many of keys are tenant keys
 }
 
+// MinKeyLength is the shortest key accepted, in bytes.
+const MinKeyLength = 16
+
 // Parse reads SLOTD_API_KEYS ("tenant:key,tenant:key") and SLOTD_ADMIN_KEYS
-// ("key,key" or "name:key,name:key").
+// ("key,key" or "name:key,name:key"). Its errors name the variable and the
+// entry by position, never the key.
 func Parse(apiKeys, adminKeys string) (*Keys, error) {
 	k := &Keys{}
-	for _, item := range split(apiKeys) {
+	for i, item := range split(apiKeys) {
 		tenant, secret, ok := strings.Cut(item, ":")
 		if !ok || tenant == "" || secret == "" {
-			return nil, fmt.Errorf("SLOTD_API_KEYS: each entry is tenant:key")
+			return nil, fmt.Errorf("SLOTD_API_KEYS: entry %d is not tenant:key (the format is tenant:key,tenant:key, each key at least %d characters)", i+1, MinKeyLength)
 		}
 		if err := k.add(secret, Principal{Tenant: tenant}); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("SLOTD_API_KEYS: entry %d (tenant %q): %w", i+1, tenant, err)
 		}
+		k.tenants++
 	}
-	for _, item := range split(adminKeys) {
+	for i, item := range split(adminKeys) {
 		secret := item
 		if _, s, ok := strings.Cut(item, ":"); ok {
 			secret = s
 		}
 		if err := k.add(secret, Principal{Admin: true}); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("SLOTD_ADMIN_KEYS: entry %d: %w", i+1, err)
 		}
 	}
 	return k, nil
@@ -72,13 +78,13 @@ func split(s string) []string {
 }
 
 func (k *Keys) add(secret string, who Principal) error {
-	if len(secret) < 16 {
-		return fmt.Errorf("a key must be at least 16 characters")
+	if len(secret) < MinKeyLength {
+		return fmt.Errorf("the key has %d characters; a key has at least %d", len(secret), MinKeyLength)
 	}
 	d := sha256.Sum256([]byte(secret))
 	for _, existing := range k.keys {
 		if existing.digest == d {
-			return fmt.Errorf("a key is listed twice")
+			return fmt.Errorf("the key is listed twice (keys are unique across SLOTD_API_KEYS and SLOTD_ADMIN_KEYS)")
 		}
 	}
 	k.keys = append(k.keys, key{digest: d, who: who})
@@ -87,6 +93,15 @@ func (k *Keys) add(secret string, who Principal) error {
 
 // Enabled reports whether any key is configured.
 func (k *Keys) Enabled() bool { return k != nil && len(k.keys) > 0 }
+
+// TenantKeys is how many tenant keys are configured. With admin keys and
+// none of these, no call can take a turn: a turn needs a tenant's key.
+func (k *Keys) TenantKeys() int {
+	if k == nil {
+		return 0
+	}
+	return k.tenants
+}
 
 // Lookup finds the principal of a bearer key. Every configured key is
 // compared, in constant time, whatever matches first.

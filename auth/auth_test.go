@@ -43,6 +43,44 @@ func TestParseRefusesBadKeys(t *testing.T) {
 	}
 }
 
+// Parse's errors say the variable, the entry, the format and the minimum
+// length, and never the key.
+func TestParseErrorsExplain(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		api, admin string
+		want       []string
+	}{
+		{"bank:" + bankKey + ",shop", "", []string{"SLOTD_API_KEYS", "entry 2", "tenant:key", "16 characters"}},
+		{"bank:tooshort-9", "", []string{"SLOTD_API_KEYS", "entry 1", `"bank"`, "10 characters", "at least 16"}},
+		{"", adminKey + ",ops:tooshort-9", []string{"SLOTD_ADMIN_KEYS", "entry 2", "at least 16"}},
+		{"bank:" + bankKey, bankKey, []string{"SLOTD_ADMIN_KEYS", "listed twice"}},
+	} {
+		_, err := Parse(tc.api, tc.admin)
+		if err == nil {
+			t.Errorf("Parse(%q, %q) accepted", tc.api, tc.admin)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Parse(%q, %q): %q does not say %q", tc.api, tc.admin, err, w)
+			}
+		}
+		for _, secret := range []string{bankKey, adminKey, "tooshort-9"} {
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("Parse(%q, %q): %q shows a key", tc.api, tc.admin, err)
+			}
+		}
+	}
+	k, err := Parse("", "ops:"+adminKey)
+	if err != nil || k.TenantKeys() != 0 || !k.Enabled() {
+		t.Errorf("admin keys alone: %v, %d tenant keys; want keys on and none for tenants", err, k.TenantKeys())
+	}
+	if testKeys(t).TenantKeys() != 2 {
+		t.Errorf("TenantKeys of bank and shop = %d, want 2", testKeys(t).TenantKeys())
+	}
+}
+
 func TestAuthorize(t *testing.T) {
 	t.Parallel()
 	k := testKeys(t)

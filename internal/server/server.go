@@ -174,6 +174,12 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if keys.Enabled() && keys.TenantKeys() == 0 {
+		// With any key every call needs one, and a turn a tenant's: no
+		// turn can be taken at all.
+		log.Warn("ADMIN KEYS WITHOUT TENANT KEYS: every turn will be refused as unauthenticated, since only a tenant's key may take one; " +
+			"set SLOTD_API_KEYS=tenant:key,... (keys of at least 16 characters) beside SLOTD_ADMIN_KEYS")
+	}
 	s := &Server{cfg: cfg, log: log, migrated: make(chan struct{})}
 	if err := s.checkEdge(keys); err != nil {
 		return nil, err
