@@ -113,7 +113,7 @@ func (a *AdminService) PurgeSessions(ctx context.Context, req *slotdv1.PurgeSess
 // GetSessionHistory implements slotd.v1.AdminService.
 func (a *AdminService) GetSessionHistory(ctx context.Context, req *slotdv1.GetSessionHistoryRequest) (*slotdv1.GetSessionHistoryResponse, error) {
 	l := session.Lookup{Tenant: req.GetTenant(), ConversationID: req.GetConversationId(), SessionID: req.GetSessionId(), Tool: req.GetTool()}
-	s, err := a.engine.Get(ctx, l)
+	s, err := a.engine.Find(ctx, l, req.GetTenant() == "")
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/slotd/slotd/internal/redact"
@@ -124,4 +126,101 @@ func (e *Engine) Purge(ctx context.Context, f Filter, dryRun bool) ([]string, er
 		return nil, problem.InvalidRequest("ended_longer_than", "required and positive")
 	}
 	return e.store.Purge(ctx, f, dryRun)
+}
+
+// tenantsShown bounds the tenants an ambiguous lookup names.
+const tenantsShown = 5
+
+// Find reads the session an operator's lookup names: by id, or the
+// conversation's open session (of l.Tool), else its latest one. With
+// anyTenant, l.Tenant is not read: the session is looked for under the one
+// tenant that holds it, and a lookup several tenants hold is refused with
+// their count. Not found says what was looked up, and under which tenant
+// it is when another one than named holds it.
+func (e *Engine) Find(ctx context.Context, l Lookup, anyTenant bool) (*Session, error) {
+	if anyTenant {
+		l.Tenant = ""
+	}
+	l, err := e.lookup(l)
+	if err != nil {
+		return nil, err
+	}
+	if anyTenant {
+		tenants, err := e.store.Tenants(ctx, l, tenantsShown+1)
+		if err != nil {
+			return nil, err
+		}
+		switch len(tenants) {
+		case 0:
+			return nil, notFound(l, anyTenant, nil)
+		case 1:
+			l.Tenant = tenants[0]
+		default:
+			return nil, ambiguous(l, tenants)
+		}
+	}
+	s, err := e.store.Session(ctx, l)
+	if errors.Is(err, ErrNotFound) && l.SessionID == "" && l.Tool == "" {
+		// No open session: the conversation's latest, ended or not.
+		s, err = e.store.Session(ctx, Lookup{Tenant: l.Tenant, ConversationID: l.ConversationID, Latest: true})
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return s, err
+	}
+	var others []string
+	if !anyTenant {
+		if others, err = e.store.Tenants(ctx, l, 2); err != nil {
+			return nil, err
+		}
+	}
+	return nil, notFound(l, false, others)
+}
+
+// sought says what a lookup looks for, for an operator.
+func sought(l Lookup) string {
+	switch {
+	case l.SessionID != "":
+		return "session " + problem.Quote(l.SessionID)
+	case l.Tool != "":
+		return "open session of " + problem.Quote(l.Tool) + " in conversation " + problem.Quote(l.ConversationID)
+	}
+	return "session of conversation " + problem.Quote(l.ConversationID)
+}
+
+func tenantName(t string) string {
+	if t == "" {
+		return "the default tenant"
+	}
+	return "tenant " + problem.Quote(t)
+}
+
+// notFound is a lookup that found nothing, under its tenant or any; others
+// are the tenants that hold what it looked for, when it named another.
+func notFound(l Lookup, anyTenant bool, others []string) error {
+	under := tenantName(l.Tenant)
+	if anyTenant {
+		under = "any tenant"
+	}
+	pe := problem.NotFound(sought(l) + " under " + under)
+	switch {
+	case len(others) == 1:
+		pe.Problem.Detail += "; " + tenantName(others[0]) + " holds it"
+	case len(others) > 1:
+		pe.Problem.Detail += "; other tenants hold it"
+	}
+	return pe
+}
+
+// ambiguous refuses a lookup without a tenant that several tenants hold.
+func ambiguous(l Lookup, tenants []string) error {
+	count := fmt.Sprint(len(tenants))
+	if len(tenants) > tenantsShown {
+		tenants, count = tenants[:tenantsShown], fmt.Sprintf("more than %d", tenantsShown)
+	}
+	names := make([]string, len(tenants))
+	for i, t := range tenants {
+		names[i] = tenantName(t)
+	}
+	return problem.InvalidRequest("tenant", fmt.Sprintf("%s is held by %s tenants (%s); name the tenant",
+		sought(l), count, strings.Join(names, ", ")))
 }

@@ -214,4 +214,9 @@ type Store interface {
 	// Purge deletes a bounded batch of sessions ended before f.EndedBefore,
 	// with their turns and history.
 	Purge(ctx context.Context, f Filter, dryRun bool) ([]string, error)
+	// Tenants lists, sorted, at most limit tenants holding a session with
+	// l.SessionID (in l.ConversationID, when that is set too), or without
+	// a session id a session of l.ConversationID; l.Tenant is not read.
+	// Operators look sessions up without naming their tenant through it.
+	Tenants(ctx context.Context, l Lookup, limit int) ([]string, error)
 }

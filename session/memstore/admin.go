@@ -112,3 +112,27 @@ func (st *Store) Purge(_ context.Context, f session.Filter, dryRun bool) ([]stri
 	}
 	return ids, nil
 }
+
+// Tenants implements session.Store.
+func (st *Store) Tenants(_ context.Context, l session.Lookup, limit int) ([]string, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	seen := map[string]bool{}
+	for _, s := range st.sessions {
+		switch {
+		case l.SessionID != "" && s.ID != l.SessionID:
+		case l.ConversationID != "" && s.Key.ConversationID != l.ConversationID:
+		default:
+			seen[s.Key.Tenant] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for t := range seen {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}

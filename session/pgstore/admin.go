@@ -42,6 +42,19 @@ const (
 		WHERE s.tenant = doomed.tenant AND s.conversation_id = doomed.conversation_id AND s.id = doomed.id
 		RETURNING s.id`
 
+	// tenantsOfSession finds a session id through the index sessions_id.
+	tenantsOfSession = `SELECT DISTINCT tenant FROM sessions
+		WHERE id = $1 AND ($2 = '' OR conversation_id = $2)
+		ORDER BY tenant LIMIT $3`
+	// tenantsOfConversation scans conversations, the narrowest table that
+	// has the id: no index leads with conversation_id, and an operator's
+	// lookup without a tenant is too rare to make every first turn write
+	// one. Each tenant found is checked for a session through the key.
+	tenantsOfConversation = `SELECT c.tenant FROM conversations c
+		WHERE c.conversation_id = $1
+		  AND EXISTS (SELECT FROM sessions s WHERE s.tenant = c.tenant AND s.conversation_id = c.conversation_id)
+		ORDER BY c.tenant LIMIT $2`
+
 	selectPurgeable = `SELECT id FROM sessions
 		WHERE status <> 'active' AND ended_at < $1 AND ($2 OR tenant = $3)
 		ORDER BY ended_at LIMIT $4`
@@ -142,4 +155,20 @@ func (st *Store) Purge(ctx context.Context, f session.Filter, dryRun bool) ([]st
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return ids, interpret(err)
+}
+
+// Tenants implements session.Store.
+func (st *Store) Tenants(ctx context.Context, l session.Lookup, limit int) ([]string, error) {
+	var rows pgx.Rows
+	var err error
+	if l.SessionID != "" {
+		rows, err = st.pool.Query(ctx, tenantsOfSession, l.SessionID, l.ConversationID, limit)
+	} else {
+		rows, err = st.pool.Query(ctx, tenantsOfConversation, l.ConversationID, limit)
+	}
+	if err != nil {
+		return nil, interpret(err)
+	}
+	tenants, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return tenants, interpret(err)
 }

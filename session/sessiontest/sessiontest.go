@@ -91,6 +91,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		t.Run("Tenants", func(t *testing.T) { testTenants(t, setup(t)) })
 		t.Run("TurnIDPerConversation", func(t *testing.T) { testTurnIDPerConversation(t, setup(t)) })
 		t.Run("NotFound", func(t *testing.T) { testNotFound(t, setup(t)) })
+		t.Run("FindWithoutTenant", func(t *testing.T) { testFindWithoutTenant(t, setup(t)) })
 	})
 
 	t.Run("Reset", func(t *testing.T) { testReset(t, setup(t)) })

@@ -2319,9 +2319,13 @@ type GetSessionHistoryRequest struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
 	SessionId      string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// Admin calls may name the tenant; empty for the default tenant.
+	// The tenant that holds the session. Empty: the one tenant that holds
+	// the session id, or the conversation; a conversation several tenants
+	// hold is refused (INVALID_ARGUMENT on tenant) with their count.
 	Tenant string `protobuf:"bytes,3,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	// With conversation_id: the conversation's open session of this tool.
+	// Without it: the conversation's most recently used open session, else
+	// its latest session.
 	Tool          string `protobuf:"bytes,4,opt,name=tool,proto3" json:"tool,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
