@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,74 +10,69 @@ import (
 	"github.com/slotd/slotd/internal/bench"
 )
 
-const benchUsage = `usage: slotd bench [flags]
-
-Drives concurrent multi-turn conversations of the shipped contracts through
+var benchCommand = &command{
+	name:    "bench",
+	summary: "measure turns/s and latency against the same SQL done directly",
+	about: `Drives concurrent multi-turn conversations of the shipped contracts through
 a real gRPC client against slotd (one it starts in-process on a throwaway
 database, or the one at --addr), and in the same run does each turn's
 database work directly through pgx at the same concurrency. Prints turns/s,
-latency percentiles, errors and the ratio slotd/direct. Exits non-zero when
-a conversation went off script.
-
-flags:`
-
-func benchCommand(ctx context.Context, args []string) error {
-	return benchRun(ctx, args, os.Stdout, os.Stderr)
+latency percentiles, errors and the ratio slotd/direct. Exits 1 when a
+conversation went off script.`,
+	setup: func(fs *flags) runFunc {
+		var cfg bench.Config
+		var o benchOptions
+		fs.String(&cfg.Addr, "addr", "SLOTD_BENCH_ADDR", "", "gRPC address of a running slotd; empty starts one in-process on a throwaway database")
+		fs.String(&cfg.DatabaseURL, "database-url", "SLOTD_DATABASE_URL", "", "Postgres: slotd's database with --addr, else the server the throwaway database is made on")
+		fs.String(&cfg.Contracts, "contracts", "SLOTD_CONTRACTS", "./contracts", "the contracts slotd serves")
+		fs.String(&cfg.MetricsURL, "metrics-url", "SLOTD_BENCH_METRICS_URL", "", "with --addr: slotd's /metrics, read for its memory under load, e.g. http://127.0.0.1:9464/metrics")
+		fs.String(&cfg.TenantKey, "tenant-key", "SLOTD_TENANT_KEY", "", "API key sent as \"authorization: Bearer KEY\"")
+		fs.String(&cfg.Tenant, "tenant", "SLOTD_BENCH_TENANT", "", "the tenant --tenant-key stands for: the direct side writes as it")
+		fs.Int(&cfg.Conversations, "conversations", "SLOTD_BENCH_CONVERSATIONS", 32, "conversations at once, on each side")
+		fs.Int(&cfg.Rate, "rate", "SLOTD_BENCH_RATE", 0, "pace each side at this many turns/s in all; 0 runs as fast as the conversations go (saturation)")
+		fs.Duration(&cfg.Duration, "duration", "SLOTD_BENCH_DURATION", 10*time.Second, "measured time of each side")
+		fs.Int(&cfg.Turns, "turns", "SLOTD_BENCH_TURNS", 0, "measure this many turns on each side instead of a duration")
+		fs.Duration(&cfg.Warmup, "warmup", "SLOTD_BENCH_WARMUP", time.Second, "unmeasured time before each side")
+		fs.Int(&cfg.ConversationTurns, "conversation-turns", "SLOTD_BENCH_CONVERSATION_TURNS", 0, "play flight searches of this many turns each instead of the mix (a long conversation)")
+		fs.Int(&cfg.Preload, "preload", "SLOTD_BENCH_PRELOAD", 0, "insert this many finished sessions, with their history, before the run")
+		fs.Bool(&cfg.KeepDatabase, "keep-database", "SLOTD_BENCH_KEEP_DATABASE", false, "keep the throwaway database")
+		fs.String(&o.cpuProfile, "cpuprofile", "SLOTD_BENCH_CPUPROFILE", "", "write a CPU profile of this process during the slotd side's measurement (go tool pprof FILE)")
+		fs.String(&o.serverLog, "server-log", "SLOTD_BENCH_SERVER_LOG", "", "write the in-process slotd's JSON log here (default: formatted and discarded)")
+		fs.Bool(&o.json, "json", "SLOTD_BENCH_JSON", false, "also print the results as one JSON line")
+		fs.Bool(&o.quiet, "q", "SLOTD_BENCH_QUIET", false, "do not say what the bench is doing")
+		return func(ctx context.Context, c *cli, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			return benchRun(ctx, cfg, o, c.stdout, c.stderr)
+		}
+	},
 }
 
-func benchRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var cfg bench.Config
-	fs := flag.NewFlagSet("slotd bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, benchUsage)
-		fs.PrintDefaults()
-	}
-	fs.StringVar(&cfg.Addr, "addr", "", "gRPC address of a running slotd; empty starts one in-process on a throwaway database")
-	fs.StringVar(&cfg.DatabaseURL, "database-url", env("SLOTD_DATABASE_URL", ""), "Postgres: slotd's database with --addr, else the server the throwaway database is made on (SLOTD_DATABASE_URL)")
-	fs.StringVar(&cfg.Contracts, "contracts", env("SLOTD_CONTRACTS", "./contracts"), "the contracts slotd serves (SLOTD_CONTRACTS)")
-	fs.StringVar(&cfg.MetricsURL, "metrics-url", "", "with --addr: slotd's /metrics, read for its memory under load, e.g. http://127.0.0.1:9464/metrics")
-	fs.StringVar(&cfg.TenantKey, "tenant-key", os.Getenv("SLOTD_TENANT_KEY"), "API key sent as \"authorization: Bearer KEY\" (SLOTD_TENANT_KEY)")
-	fs.StringVar(&cfg.Tenant, "tenant", "", "the tenant --tenant-key stands for: the direct side writes as it")
-	fs.IntVar(&cfg.Conversations, "conversations", 32, "conversations at once, on each side")
-	fs.IntVar(&cfg.Rate, "rate", 0, "pace each side at this many turns/s in all; 0 runs as fast as the conversations go (saturation)")
-	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time of each side")
-	fs.IntVar(&cfg.Turns, "turns", 0, "measure this many turns on each side instead of a duration")
-	fs.DurationVar(&cfg.Warmup, "warmup", time.Second, "unmeasured time before each side")
-	fs.IntVar(&cfg.ConversationTurns, "conversation-turns", 0, "play flight searches of this many turns each instead of the mix (a long conversation)")
-	fs.IntVar(&cfg.Preload, "preload", 0, "insert this many finished sessions, with their history, before the run")
-	fs.BoolVar(&cfg.KeepDatabase, "keep-database", false, "keep the throwaway database")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process during the slotd side's measurement (go tool pprof FILE)")
-	serverLog := fs.String("server-log", "", "write the in-process slotd's JSON log here (default: formatted and discarded)")
-	asJSON := fs.Bool("json", false, "also print the results as one JSON line")
-	quiet := fs.Bool("q", false, "do not say what the bench is doing")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if *serverLog != "" {
-		f, err := os.Create(*serverLog)
+// benchOptions are bench's flags that are not the bench's own Config.
+type benchOptions struct {
+	cpuProfile, serverLog string
+	json, quiet           bool
+}
+
+func benchRun(ctx context.Context, cfg bench.Config, o benchOptions, stdout, stderr io.Writer) error {
+	if o.serverLog != "" {
+		f, err := os.Create(o.serverLog)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
 		cfg.ServerLog = f
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
 		cfg.CPUProfile = f
 	}
-	if !*quiet {
+	if !o.quiet {
 		cfg.Progress = stderr
 	}
 	if cfg.Addr == "" {
@@ -92,7 +85,7 @@ func benchRun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := rep.WriteTable(stdout); err != nil {
 		return err
 	}
-	if *asJSON {
+	if o.json {
 		if err := rep.WriteJSON(stdout); err != nil {
 			return err
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"regexp"
@@ -34,17 +33,17 @@ type benchLine struct {
 // JSON line.
 func runBench(t *testing.T, args ...string) (string, string, benchLine) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	full := append([]string{"--database-url", dbtest.AdminURL(), "--contracts", "../../contracts", "--json"}, args...)
-	if err := benchRun(context.Background(), full, &out, &errOut); err != nil {
-		t.Fatalf("slotd bench %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out.String(), errOut.String())
+	full := append([]string{"bench", "--database-url", dbtest.AdminURL(), "--contracts", "../../contracts", "--json"}, args...)
+	r := runCLI(t, nil, full...)
+	if r.code != 0 {
+		t.Fatalf("slotd bench %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	var got benchLine
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
-		t.Fatalf("the last line of slotd bench --json is not JSON: %v\n%s", err, out.String())
+		t.Fatalf("the last line of slotd bench --json is not JSON: %v\n%s", err, r.stdout)
 	}
-	return out.String(), errOut.String(), got
+	return r.stdout, r.stderr, got
 }
 
 func TestBenchInProcess(t *testing.T) {
@@ -99,9 +98,8 @@ func TestBenchLongConversations(t *testing.T) {
 
 func TestBenchRefusesWithoutDatabase(t *testing.T) {
 	t.Parallel()
-	var out, errOut bytes.Buffer
-	err := benchRun(context.Background(), []string{"--database-url", "", "--contracts", "../../contracts", "-q"}, &out, &errOut)
-	if err == nil || !strings.Contains(err.Error(), "Postgres URL") {
-		t.Errorf("slotd bench without a database: %v, want an error that asks for a Postgres URL", err)
+	r := runCLI(t, nil, "bench", "--database-url", "", "--contracts", "../../contracts", "-q")
+	if r.code != 1 || !strings.Contains(r.stderr, "Postgres URL") {
+		t.Errorf("slotd bench without a database: exit %d, %q; want an error that asks for a Postgres URL", r.code, r.stderr)
 	}
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"flag"
-	"os"
-
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -18,13 +15,13 @@ type dialFlags struct {
 }
 
 // addDialFlags registers the TLS flags of a command that talks to slotd.
-func addDialFlags(fs *flag.FlagSet) *dialFlags {
+func addDialFlags(fs *flags) *dialFlags {
 	d := &dialFlags{}
-	fs.BoolVar(&d.tls, "tls", os.Getenv("SLOTD_TLS") == "true", "speak TLS to slotd, trusting the system's CAs unless --tls-ca is given (SLOTD_TLS=true)")
-	fs.StringVar(&d.ca, "tls-ca", env("SLOTD_TLS_CA", ""), "PEM CA certificates to trust for slotd's certificate; implies --tls (SLOTD_TLS_CA)")
-	fs.StringVar(&d.cert, "tls-client-cert", env("SLOTD_TLS_CLIENT_CERT", ""), "PEM client certificate, for a slotd that requires one (mutual TLS); implies --tls (SLOTD_TLS_CLIENT_CERT)")
-	fs.StringVar(&d.key, "tls-client-key", env("SLOTD_TLS_CLIENT_KEY", ""), "PEM private key of --tls-client-cert (SLOTD_TLS_CLIENT_KEY)")
-	fs.StringVar(&d.serverName, "tls-server-name", env("SLOTD_TLS_SERVER_NAME", ""), "the name slotd's certificate must hold, when not the address's host (SLOTD_TLS_SERVER_NAME)")
+	fs.Bool(&d.tls, "tls", "SLOTD_TLS", false, "speak TLS to slotd, trusting the system's CAs unless --tls-ca is given")
+	fs.String(&d.ca, "tls-ca", "SLOTD_TLS_CA", "", "PEM CA certificates to trust for slotd's certificate; implies --tls")
+	fs.String(&d.cert, "tls-client-cert", "SLOTD_TLS_CLIENT_CERT", "", "PEM client certificate, for a slotd that requires one (mutual TLS); implies --tls")
+	fs.String(&d.key, "tls-client-key", "SLOTD_TLS_CLIENT_KEY", "", "PEM private key of --tls-client-cert")
+	fs.String(&d.serverName, "tls-server-name", "SLOTD_TLS_SERVER_NAME", "", "the name slotd's certificate must hold, when not the address's host")
 	return d
 }
 

@@ -6,37 +6,35 @@
 //	slotd contract   export, lint, list contracts
 //	slotd script     run conversation scripts
 //	slotd bench      measure turns/s against the direct-SQL limit
+//
+// Every flag has an environment twin (slotd COMMAND --help names it);
+// usage goes to stdout, errors are one line on stderr: exit 2 for a command
+// given wrongly, 1 for one that failed.
 package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
-var commands = map[string]func(ctx context.Context, args []string) error{
-	"serve":    serve,
-	"migrate":  migrate,
-	"sessions": sessions,
-	"contract": contractCommand,
-	"script":   scriptCommand,
-	"bench":    benchCommand,
+// slotd is the command tree; cli.go runs it.
+var slotd = &command{
+	name: "slotd",
+	about: `slotd keeps the slots of LLM agents' tool calls in Postgres: an orchestrator
+calls it on every turn with the arguments the model extracted, and it answers
+with the one next step (ask, re-confirm, confirm, repair, or the arguments,
+ready). docs/ and README.md tell more.`,
+	subs: []*command{serveCommand, migrateCommand, sessionsCommand, contractCommand, scriptCommand, benchCommand},
 }
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	slog.SetDefault(log)
-	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: slotd serve|migrate|sessions|contract|script|bench [flags]  (slotd COMMAND -h for flags)")
-		os.Exit(2)
-	}
+	// serve's log is JSON on stderr; every other command speaks in lines.
+	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := commands[os.Args[1]](ctx, os.Args[2:]); err != nil {
-		log.Error("slotd "+os.Args[1]+" failed", "err", err.Error())
-		os.Exit(1)
-	}
+	code := (&cli{stdout: os.Stdout, stderr: os.Stderr, lookupEnv: os.LookupEnv}).execute(ctx, slotd, os.Args[1:])
+	stop()
+	os.Exit(code)
 }

@@ -2,33 +2,40 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"log/slog"
+	"fmt"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/slotd/slotd/migrations"
 )
 
-func migrate(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	url := fs.String("database-url", env("SLOTD_DATABASE_URL", ""), "Postgres connection string (SLOTD_DATABASE_URL)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *url == "" {
-		return errors.New("SLOTD_DATABASE_URL is required")
-	}
-	pool, err := pgxpool.New(ctx, *url)
-	if err != nil {
-		return errors.New("SLOTD_DATABASE_URL is not a valid Postgres connection string")
-	}
-	defer pool.Close()
-	v, err := migrations.Up(ctx, pool)
-	if err != nil {
-		return err
-	}
-	slog.Info("schema migrated", "version", v)
-	return nil
+var migrateCommand = &command{
+	name:    "migrate",
+	summary: "apply the database schema and exit",
+	about: `Applies the embedded SQL migrations to the database at --database-url and
+prints the schema's version. slotd serve does the same at start, under an
+advisory lock, so replicas may start together.`,
+	setup: func(fs *flags) runFunc {
+		var url string
+		fs.String(&url, "database-url", "SLOTD_DATABASE_URL", "", "Postgres connection string, e.g. postgres://user@127.0.0.1:5432/slotd")
+		return func(ctx context.Context, c *cli, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			if url == "" {
+				return usagef("--database-url or SLOTD_DATABASE_URL is required")
+			}
+			pool, err := pgxpool.New(ctx, url)
+			if err != nil {
+				return usagef("--database-url is not a valid Postgres connection string")
+			}
+			defer pool.Close()
+			v, err := migrations.Up(ctx, pool)
+			if err != nil {
+				return fmt.Errorf("cannot migrate: %w", err)
+			}
+			_, err = fmt.Fprintf(c.stdout, "schema at version %d\n", v)
+			return err
+		}
+	},
 }

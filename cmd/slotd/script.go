@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"regexp"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -20,83 +18,70 @@ import (
 	"github.com/slotd/slotd/script"
 )
 
-const scriptUsage = `usage: slotd script run [flags] PATH...
-
-Plays conversation scripts (files, or folders of *.yaml) against slotd, each
-in a conversation of its own, and reports per step what was expected and what
-came. Exits non-zero when a script fails. The format is in docs/scripts.md.
-
-flags:`
-
-// scriptCommand dispatches "slotd script SUBCOMMAND".
-func scriptCommand(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "run" {
-		fmt.Fprintln(os.Stderr, scriptUsage[:strings.Index(scriptUsage, "\n\nflags:")])
-		return errors.New(`"slotd script" needs the subcommand run`)
-	}
-	return scriptRun(ctx, args[1:], os.Stdout, os.Stderr)
+var scriptCommand = &command{
+	name:    "script",
+	summary: "play conversation scripts against slotd and check each step",
+	subs:    []*command{scriptRunCommand},
 }
 
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
+var scriptRunCommand = &command{
+	name:    "run",
+	args:    "PATH...",
+	summary: "play scripts (files, or folders of *.yaml) and report what differed",
+	about: `Plays conversation scripts (files, or folders of *.yaml, such as
+integration/scripts) against slotd, each in a conversation of its own, and
+reports per step what was expected and what came. Exits 1 when a script
+fails. With --in-process it starts its own slotd (on Postgres when
+--database-url is given, else on the memory store). The format is in
+docs/scripts.md.`,
+	setup: func(fs *flags) runFunc {
+		var o scriptOptions
+		fs.String(&o.addr, "addr", "SLOTD_ADDR", "127.0.0.1:50051", "slotd's gRPC address")
+		o.dial = addDialFlags(fs)
+		fs.Bool(&o.inProcess, "in-process", "SLOTD_SCRIPT_IN_PROCESS", false, "start slotd in this process on a free port instead of calling --addr")
+		fs.String(&o.contracts, "contracts", "SLOTD_CONTRACTS", "./contracts", "contracts folder for --in-process")
+		fs.String(&o.databaseURL, "database-url", "SLOTD_DATABASE_URL", "", "Postgres for --in-process; the memory store without it")
+		fs.String(&o.apiKeys, "api-keys", "SLOTD_API_KEYS", "", "tenant keys of the --in-process slotd, tenant:key,...")
+		fs.String(&o.tenantKey, "tenant-key", "SLOTD_TENANT_KEY", "", "API key sent as \"authorization: Bearer KEY\"")
+		fs.Int(&o.parallel, "parallel", "SLOTD_SCRIPT_PARALLEL", 1, "how many scripts to play at once")
+		fs.Bool(&o.keepGoing, "keep-going", "SLOTD_SCRIPT_KEEP_GOING", false, "play the rest of a script after a failed step")
+		fs.String(&o.run, "run", "SLOTD_SCRIPT_RUN", "", "play only scripts whose name or file matches this regular expression")
+		fs.String(&o.junit, "junit", "SLOTD_SCRIPT_JUNIT", "", "also write the results as JUnit XML to this file")
+		fs.Bool(&o.record, "record", "SLOTD_SCRIPT_RECORD", false, "play without checking and write each response into the script as its expectations")
+		fs.Duration(&o.timeout, "timeout", "SLOTD_SCRIPT_TIMEOUT", 10*time.Second, "bound on each call")
+		fs.Bool(&o.verbose, "v", "SLOTD_SCRIPT_VERBOSE", false, "list passing scripts and every step")
+		return func(ctx context.Context, c *cli, paths []string) error {
+			o.explicitAddr = fs.onCommandLine("addr")
+			return scriptRun(ctx, c, o, paths)
+		}
+	},
 }
 
-func scriptRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("slotd script run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, scriptUsage)
-		fs.PrintDefaults()
-	}
-	addr := fs.String("addr", envOr("SLOTD_ADDR", "127.0.0.1:50051"), "slotd's gRPC address (env SLOTD_ADDR)")
-	dial := addDialFlags(fs)
-	inProcess := fs.Bool("in-process", false, "start slotd in this process on a free port: on Postgres when SLOTD_DATABASE_URL is set, else on the memory store")
-	contracts := fs.String("contracts", envOr("SLOTD_CONTRACTS", "./contracts"), "contracts folder for --in-process (env SLOTD_CONTRACTS)")
-	tenantKey := fs.String("tenant-key", os.Getenv("SLOTD_TENANT_KEY"), "API key sent as \"authorization: Bearer KEY\" (env SLOTD_TENANT_KEY)")
-	parallel := fs.Int("parallel", 1, "how many scripts to play at once")
-	keepGoing := fs.Bool("keep-going", false, "play the rest of a script after a failed step")
-	run := fs.String("run", "", "play only scripts whose name or file matches this regular expression")
-	junit := fs.String("junit", "", "also write the results as JUnit XML to this file")
-	record := fs.Bool("record", false, "play without checking and write each response into the script as its expectations")
-	timeout := fs.Duration("timeout", 10*time.Second, "bound on each call")
-	verbose := fs.Bool("v", false, "list passing scripts and every step")
+// scriptOptions are slotd script run's flags.
+type scriptOptions struct {
+	addr, contracts, databaseURL, apiKeys, tenantKey, run, junit string
+	dial                                                         *dialFlags
+	inProcess, keepGoing, record, verbose, explicitAddr          bool
+	parallel                                                     int
+	timeout                                                      time.Duration
+}
 
-	// Flags may come after the paths too: slotd script run scripts/ --junit out.xml.
-	var paths []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		paths = append(paths, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
+func scriptRun(ctx context.Context, c *cli, o scriptOptions, paths []string) error {
 	if len(paths) == 0 {
-		fs.Usage()
-		return errors.New("no script files or folders given")
+		return usagef("give the script files or folders to play, e.g. integration/scripts")
 	}
-	if *parallel < 1 {
-		return errors.New("--parallel must be at least 1")
+	if o.parallel < 1 {
+		return usagef("--parallel must be at least 1")
 	}
 	var filter *regexp.Regexp
-	if *run != "" {
+	if o.run != "" {
 		var err error
-		if filter, err = regexp.Compile(*run); err != nil {
-			return fmt.Errorf("--run: %w", err)
+		if filter, err = regexp.Compile(o.run); err != nil {
+			return usagef("--run: %v", err)
 		}
 	}
-	explicitAddr := false
-	fs.Visit(func(f *flag.Flag) { explicitAddr = explicitAddr || f.Name == "addr" })
-	if *inProcess && explicitAddr {
-		return errors.New("give --addr or --in-process, not both")
+	if o.inProcess && o.explicitAddr {
+		return usagef("give --addr or --in-process, not both")
 	}
 
 	start := time.Now()
@@ -111,48 +96,45 @@ func scriptRun(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		scripts = kept
 	}
 	if len(scripts) == 0 && loadErr == nil {
-		return fmt.Errorf("no script matches --run %q", *run)
+		return fmt.Errorf("no script matches --run %q", o.run)
 	}
 
-	target := *addr
-	if *inProcess {
-		a, stop, err := startInProcess(ctx, *contracts, stderr)
+	target := o.addr
+	creds, err := o.dial.credentials()
+	if err != nil {
+		return err
+	}
+	if o.inProcess {
+		a, stop, err := startInProcess(ctx, o, c.stderr)
 		if err != nil {
 			return err
 		}
 		defer stop()
-		target = a
-	}
-	creds, err := dial.credentials()
-	if err != nil {
-		return err
-	}
-	if *inProcess {
 		// The in-process slotd listens on loopback in plaintext.
-		creds = grpc.WithTransportCredentials(insecure.NewCredentials())
+		target, creds = a, grpc.WithTransportCredentials(insecure.NewCredentials())
 	}
 	conn, err := grpc.NewClient(target, creds)
 	if err != nil {
-		return fmt.Errorf("slotd address %q: %w", target, err)
+		return usagef("--addr %q: %v", target, err)
 	}
 	defer conn.Close()
 
-	runner := &script.Runner{Conn: conn, TenantKey: *tenantKey, Parallel: *parallel, KeepGoing: *keepGoing,
-		Timeout: *timeout, Record: *record}
+	runner := &script.Runner{Conn: conn, TenantKey: o.tenantKey, Parallel: o.parallel, KeepGoing: o.keepGoing,
+		Timeout: o.timeout, Record: o.record}
 	results := runner.RunAll(ctx, scripts)
 	report := script.NewReport(results, loadErr, time.Since(start))
 
 	var recordErr error
-	if *record {
+	if o.record {
 		var written []string
 		written, recordErr = script.Record(results)
 		for _, f := range written {
-			fmt.Fprintf(stdout, "recorded %s\n", f)
+			fmt.Fprintf(c.stdout, "recorded %s\n", f)
 		}
 	}
-	report.WriteText(stdout, *verbose)
-	if *junit != "" {
-		if err := writeJUnit(*junit, report); err != nil {
+	report.WriteText(c.stdout, o.verbose)
+	if o.junit != "" {
+		if err := writeJUnit(o.junit, report); err != nil {
 			return err
 		}
 	}
@@ -179,16 +161,15 @@ func writeJUnit(path string, report *script.Report) error {
 
 // startInProcess runs slotd inside this process on a free loopback port and
 // waits until it serves.
-func startInProcess(ctx context.Context, contracts string, stderr io.Writer) (string, func(), error) {
-	// SLOTD_API_KEYS makes --tenant-key meaningful in-process too.
+func startInProcess(ctx context.Context, o scriptOptions, stderr io.Writer) (string, func(), error) {
 	// Scripts play conversations at the clocks they name.
-	cfg := server.Config{Listen: "127.0.0.1:0", Contracts: contracts, Store: "memory", APIKeys: os.Getenv("SLOTD_API_KEYS"),
+	cfg := server.Config{Listen: "127.0.0.1:0", Contracts: o.contracts, Store: "memory", APIKeys: o.apiKeys,
 		TrustClientClock: true}
-	if url := os.Getenv("SLOTD_DATABASE_URL"); url != "" {
-		cfg.Store, cfg.DatabaseURL = "postgres", url
-		fmt.Fprintln(stderr, "slotd script: in-process slotd on Postgres (SLOTD_DATABASE_URL)")
+	if o.databaseURL != "" {
+		cfg.Store, cfg.DatabaseURL = "postgres", o.databaseURL
+		fmt.Fprintln(stderr, "slotd script: in-process slotd on Postgres (--database-url)")
 	} else {
-		fmt.Fprintln(stderr, "slotd script: in-process slotd on the memory store, as SLOTD_DATABASE_URL is not set")
+		fmt.Fprintln(stderr, "slotd script: in-process slotd on the memory store, as no --database-url (SLOTD_DATABASE_URL) is given")
 	}
 	// The server's own warnings would repeat the line above; errors still show.
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
@@ -218,7 +199,7 @@ func startInProcess(ctx context.Context, contracts string, stderr io.Writer) (st
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			stop()
-			return "", nil, errors.New("in-process slotd did not become ready within 30s (is Postgres at SLOTD_DATABASE_URL reachable?)")
+			return "", nil, errors.New("in-process slotd did not become ready within 30s (is Postgres at --database-url reachable?)")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -2,112 +2,95 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"log/slog"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"time"
 
 	"github.com/slotd/slotd/internal/server"
 )
 
-// env returns the value of an SLOTD_* variable, or def.
-func env(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok {
-		return v
-	}
-	return def
-}
+var serveCommand = &command{
+	name:    "serve",
+	summary: "run the gRPC server, the HTTP/JSON gateway with /mcp, and /metrics",
+	about: `Runs slotd: gRPC on --listen, the HTTP/JSON gateway and MCP (/mcp) on
+--http-listen, /metrics, /healthz and /readyz on --metrics-listen. It applies
+the database schema at start (as slotd migrate does) and stops gracefully on
+SIGTERM or Ctrl-C. Its log is JSON on stderr.
 
-// envDuration reads a duration from the environment, or def.
-func envDuration(name string, def time.Duration) time.Duration {
-	if v, ok := os.LookupEnv(name); ok {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
+Without keys it listens on loopback only and every caller is the default
+tenant. Keys: --api-keys tenant:key,tenant:key for tenants (a turn needs
+one), --admin-keys key,key (or name:key) for AdminService; every key has at
+least 16 characters.`,
+	setup: func(fs *flags) runFunc {
+		var cfg server.Config
+		parse := serveFlags(fs, &cfg)
+		return func(ctx context.Context, c *cli, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			if err := parse(); err != nil {
+				return err
+			}
+			tuneGC()
+			srv, err := server.New(cfg, slog.Default())
+			if err != nil {
+				return err
+			}
+			if err := srv.Run(ctx); err != nil {
+				slog.Error("slotd serve failed", "err", err.Error())
+				return errLogged
+			}
+			return nil
 		}
-		fmt.Fprintf(os.Stderr, "slotd: %s is not a duration such as 30m or 24h\n", name)
-		os.Exit(2)
-	}
-	return def
+	},
 }
 
-// envInt reads a whole number from the environment, or def.
-func envInt(name string, def int) int {
-	if v, ok := os.LookupEnv(name); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			fmt.Fprintf(os.Stderr, "slotd: %s is not a whole number\n", name)
-			os.Exit(2)
-		}
-		return n
-	}
-	return def
-}
-
-func serve(ctx context.Context, args []string) error {
-	var cfg server.Config
-	_, parse := serveFlags(&cfg)
-	if err := parse(args); err != nil {
-		return err
-	}
-	tuneGC()
-	srv, err := server.New(cfg, slog.Default())
-	if err != nil {
-		return err
-	}
-	return srv.Run(ctx)
-}
-
-// serveFlags are serve's flags, filling cfg when parse is called. Secrets
-// (the database URL, keys) have no flag default: -h would print them.
-func serveFlags(cfg *server.Config) (*flag.FlagSet, func(args []string) error) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.StringVar(&cfg.Listen, "listen", env("SLOTD_LISTEN", "127.0.0.1:50051"), "gRPC address (SLOTD_LISTEN)")
-	fs.StringVar(&cfg.HTTPListen, "http-listen", env("SLOTD_HTTP_LISTEN", "127.0.0.1:8080"), "HTTP/JSON gateway address; empty serves none (SLOTD_HTTP_LISTEN)")
-	mcpOn := fs.Bool("mcp", env("SLOTD_MCP", "true") != "false", "serve MCP (Streamable HTTP) at /mcp on the HTTP listener (SLOTD_MCP=false turns it off)")
-	fs.StringVar(&cfg.Contracts, "contracts", env("SLOTD_CONTRACTS", "./contracts"), "folder of contract files (SLOTD_CONTRACTS)")
-	fs.StringVar(&cfg.Store, "store", env("SLOTD_STORE", "postgres"), "postgres, or memory for a demo that keeps nothing (SLOTD_STORE)")
-	// Secrets come from the environment unless given: a flag default would
-	// print them in -h.
-	fs.StringVar(&cfg.DatabaseURL, "database-url", "", "Postgres connection string (SLOTD_DATABASE_URL)")
-	fs.StringVar(&cfg.APIKeys, "api-keys", "", "tenant:key,... ; without keys slotd listens on loopback only (SLOTD_API_KEYS)")
-	fs.StringVar(&cfg.AdminKeys, "admin-keys", "", "keys for AdminService (SLOTD_ADMIN_KEYS)")
-	fs.DurationVar(&cfg.StaleAfter, "stale-after", envDuration("SLOTD_STALE_AFTER", 30*time.Minute), "idle time before a turn asks whether to resume, for contracts without x-slotd.stale_after (SLOTD_STALE_AFTER)")
-	fs.DurationVar(&cfg.TTL, "ttl", envDuration("SLOTD_TTL", 24*time.Hour), "idle time after which a session expires, for contracts without x-slotd.ttl (SLOTD_TTL)")
-	fs.IntVar(&cfg.MaxAttempts, "max-attempts", envInt("SLOTD_MAX_ATTEMPTS", 3), "failed attempts per slot before the conversation is handed to a person, for slots without x-slotd.max_attempts (SLOTD_MAX_ATTEMPTS)")
-	fs.IntVar(&cfg.MaxOpenSessions, "max-open-sessions", envInt("SLOTD_MAX_OPEN_SESSIONS", 8), "open sessions a conversation may hold, one per tool; past it the least recently used ends (SLOTD_MAX_OPEN_SESSIONS)")
-	fs.DurationVar(&cfg.Retention, "retention", envDuration("SLOTD_RETENTION", 30*24*time.Hour), "how long ended sessions and their history are kept; 0 keeps them (SLOTD_RETENTION)")
-	fs.DurationVar(&cfg.JanitorInterval, "janitor-interval", envDuration("SLOTD_JANITOR_INTERVAL", time.Minute), "how often expired sessions are ended and old ones purged; 0 turns it off (SLOTD_JANITOR_INTERVAL)")
-	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", envDuration("SLOTD_SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight turns may take to finish on SIGTERM (SLOTD_SHUTDOWN_TIMEOUT)")
-	fs.StringVar(&cfg.MetricsListen, "metrics-listen", env("SLOTD_METRICS_LISTEN", "127.0.0.1:9464"), "address of /metrics, /healthz and /readyz; empty serves none (SLOTD_METRICS_LISTEN)")
-	fs.BoolVar(&cfg.Pprof, "pprof", os.Getenv("SLOTD_PPROF") == "true", "serve net/http/pprof under /debug/pprof/ on the metrics listener (SLOTD_PPROF=true)")
-	fs.StringVar(&cfg.TLS.Cert, "tls-cert", env("SLOTD_TLS_CERT", ""), "PEM certificate (chain) of every listener; with it they speak TLS 1.2+ (SLOTD_TLS_CERT)")
-	fs.StringVar(&cfg.TLS.Key, "tls-key", env("SLOTD_TLS_KEY", ""), "PEM private key of --tls-cert (SLOTD_TLS_KEY)")
-	fs.StringVar(&cfg.TLS.ClientCA, "tls-client-ca", env("SLOTD_TLS_CLIENT_CA", ""), "PEM CA certificates; clients must present a certificate one of them signed (mutual TLS) (SLOTD_TLS_CLIENT_CA)")
-	fs.BoolVar(&cfg.AllowPlaintext, "allow-plaintext", os.Getenv("SLOTD_ALLOW_PLAINTEXT") == "true", "allow plaintext listeners beyond loopback, when TLS ends in front of slotd (SLOTD_ALLOW_PLAINTEXT=true)")
-	clientClock := fs.String("client-clock", env("SLOTD_CLIENT_CLOCK", "window"), "window: a turn's now must be within 5m of the server's clock; trust: any now (replays, scripts, tests) (SLOTD_CLIENT_CLOCK)")
-	return fs, func(args []string) error {
-		if err := fs.Parse(args); err != nil {
+// serveFlags declares serve's flags, filling cfg; finish checks what the
+// flags cannot. Secrets (the database URL, keys) have no default, so that
+// --help never prints one: their variables are read like any other twin,
+// without becoming the flag's default.
+func serveFlags(fs *flags, cfg *server.Config) (finish func() error) {
+	fs.String(&cfg.Listen, "listen", "SLOTD_LISTEN", "127.0.0.1:50051", "gRPC address")
+	fs.String(&cfg.HTTPListen, "http-listen", "SLOTD_HTTP_LISTEN", "127.0.0.1:8080", "HTTP/JSON gateway and /mcp address; empty serves none")
+	mcpOn := true
+	fs.Bool(&mcpOn, "mcp", "SLOTD_MCP", true, "serve MCP (Streamable HTTP) at /mcp on the HTTP listener; --mcp=false turns it off")
+	fs.String(&cfg.Contracts, "contracts", "SLOTD_CONTRACTS", "./contracts", "folder of contract files (*.json)")
+	fs.String(&cfg.Store, "store", "SLOTD_STORE", "postgres", "postgres, or memory for a demo that keeps nothing")
+	fs.String(&cfg.DatabaseURL, "database-url", "SLOTD_DATABASE_URL", "", "Postgres connection string, e.g. postgres://user@127.0.0.1:5432/slotd")
+	fs.String(&cfg.APIKeys, "api-keys", "SLOTD_API_KEYS", "", "tenant keys, tenant:key,tenant:key, each key at least 16 characters; without keys slotd listens on loopback only")
+	fs.String(&cfg.AdminKeys, "admin-keys", "SLOTD_ADMIN_KEYS", "", "AdminService keys, key,key or name:key,name:key, each at least 16 characters; turns still need a tenant key")
+	fs.Duration(&cfg.StaleAfter, "stale-after", "SLOTD_STALE_AFTER", 30*time.Minute, "idle time before a turn asks whether to resume, for contracts without x-slotd.stale_after")
+	fs.Duration(&cfg.TTL, "ttl", "SLOTD_TTL", 24*time.Hour, "idle time after which a session expires, for contracts without x-slotd.ttl")
+	fs.Int(&cfg.MaxAttempts, "max-attempts", "SLOTD_MAX_ATTEMPTS", 3, "failed attempts per slot before the conversation is handed to a person, for slots without x-slotd.max_attempts")
+	fs.Int(&cfg.MaxOpenSessions, "max-open-sessions", "SLOTD_MAX_OPEN_SESSIONS", 8, "open sessions a conversation may hold, one per tool; past it the least recently used ends")
+	fs.Duration(&cfg.Retention, "retention", "SLOTD_RETENTION", 30*24*time.Hour, "how long ended sessions and their history are kept; 0 keeps them")
+	fs.Duration(&cfg.JanitorInterval, "janitor-interval", "SLOTD_JANITOR_INTERVAL", time.Minute, "how often expired sessions are ended and old ones purged; 0 turns it off")
+	fs.Duration(&cfg.ShutdownTimeout, "shutdown-timeout", "SLOTD_SHUTDOWN_TIMEOUT", 15*time.Second, "how long in-flight calls may take to finish on SIGTERM or Ctrl-C")
+	fs.String(&cfg.MetricsListen, "metrics-listen", "SLOTD_METRICS_LISTEN", "127.0.0.1:9464", "address of /metrics, /healthz and /readyz; empty serves none")
+	fs.Bool(&cfg.Pprof, "pprof", "SLOTD_PPROF", false, "serve net/http/pprof under /debug/pprof/ on the metrics listener")
+	fs.String(&cfg.TLS.Cert, "tls-cert", "SLOTD_TLS_CERT", "", "PEM certificate (chain) of every listener; with it they speak TLS 1.2+")
+	fs.String(&cfg.TLS.Key, "tls-key", "SLOTD_TLS_KEY", "", "PEM private key of --tls-cert")
+	fs.String(&cfg.TLS.ClientCA, "tls-client-ca", "SLOTD_TLS_CLIENT_CA", "", "PEM CA certificates; clients must present a certificate one of them signed (mutual TLS)")
+	fs.Bool(&cfg.AllowPlaintext, "allow-plaintext", "SLOTD_ALLOW_PLAINTEXT", false, "allow plaintext listeners beyond loopback, when TLS ends in front of slotd")
+	clientClock := "window"
+	fs.String(&clientClock, "client-clock", "SLOTD_CLIENT_CLOCK", "window", "window: a turn's now must be within 5m of the server's clock; trust: any now (replays, scripts, tests)")
+	return func() error {
+		cfg.DisableMCP = !mcpOn
+		if err := oneOf("client-clock", clientClock, []string{"window", "trust"}); err != nil {
 			return err
 		}
-		cfg.DisableMCP = !*mcpOn
-		switch *clientClock {
-		case "window":
-		case "trust":
-			cfg.TrustClientClock = true
-		default:
-			return fmt.Errorf("--client-clock %q: window or trust", *clientClock)
+		cfg.TrustClientClock = clientClock == "trust"
+		if err := oneOf("store", cfg.Store, []string{"postgres", "memory"}); err != nil {
+			return err
 		}
-		if cfg.DatabaseURL == "" {
-			cfg.DatabaseURL = os.Getenv("SLOTD_DATABASE_URL")
-		}
-		if cfg.APIKeys == "" {
-			cfg.APIKeys = os.Getenv("SLOTD_API_KEYS")
-		}
-		if cfg.AdminKeys == "" {
-			cfg.AdminKeys = os.Getenv("SLOTD_ADMIN_KEYS")
+		for _, d := range []struct {
+			name string
+			v    int
+		}{{"max-attempts", cfg.MaxAttempts}, {"max-open-sessions", cfg.MaxOpenSessions}} {
+			if d.v < 1 {
+				return usagef("--%s must be at least 1", d.name)
+			}
 		}
 		return nil
 	}

@@ -7,37 +7,50 @@ import (
 	"github.com/slotd/slotd/internal/server"
 )
 
-// serve -h prints no secret: the database URL and the keys come from the
-// environment without becoming flag defaults.
-func TestServeUsageHoldsNoSecret(t *testing.T) {
-	t.Setenv("SLOTD_DATABASE_URL", "postgres://slotd:s3cret-pa55@db.internal:5432/slotd")
-	t.Setenv("SLOTD_API_KEYS", "bank:zq7-bank-secret-0123456")
-	t.Setenv("SLOTD_ADMIN_KEYS", "ops:zq7-ops-secret-0123456")
+// serveConfig parses serve's flags and environment as slotd serve does.
+func serveConfig(t *testing.T, env map[string]string, args ...string) (server.Config, error) {
+	t.Helper()
 	var cfg server.Config
-	fs, parse := serveFlags(&cfg)
-	var out strings.Builder
-	fs.SetOutput(&out)
-	fs.PrintDefaults()
+	fs := newFlags("slotd serve")
+	finish := serveFlags(fs, &cfg)
+	if _, err := fs.parse(args, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		return cfg, err
+	}
+	return cfg, finish()
+}
+
+// serve --help prints no secret: the database URL and the keys come from
+// the environment without becoming flag defaults.
+func TestServeUsageHoldsNoSecret(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"SLOTD_DATABASE_URL": "postgres://slotd:s3cret-pa55@db.internal:5432/slotd",
+		"SLOTD_API_KEYS":     "bank:zq7-bank-secret-0123456",
+		"SLOTD_ADMIN_KEYS":   "ops:zq7-ops-secret-0123456",
+	}
+	r := runCLI(t, env, "serve", "--help")
 	for _, secret := range []string{"s3cret", "zq7-", "db.internal"} {
-		if strings.Contains(out.String(), secret) {
-			t.Errorf("serve -h shows %q:\n%s", secret, out.String())
+		if strings.Contains(r.stdout, secret) {
+			t.Errorf("serve --help shows %q:\n%s", secret, r.stdout)
 		}
 	}
-	if err := parse(nil); err != nil {
+	cfg, err := serveConfig(t, env)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.DatabaseURL == "" || cfg.APIKeys == "" || cfg.AdminKeys == "" {
+	if cfg.DatabaseURL != env["SLOTD_DATABASE_URL"] || cfg.APIKeys != env["SLOTD_API_KEYS"] || cfg.AdminKeys != env["SLOTD_ADMIN_KEYS"] {
 		t.Errorf("the environment's secrets were not read: %+v", cfg)
 	}
 	if cfg.TrustClientClock {
 		t.Error("serve trusts client clocks by default; want a window")
 	}
-	if err := parse([]string{"--client-clock", "sometimes"}); err == nil {
-		t.Error("--client-clock sometimes was accepted")
+	if cfg, err = serveConfig(t, env, "--database-url", "postgres://127.0.0.1/other"); err != nil || cfg.DatabaseURL != "postgres://127.0.0.1/other" {
+		t.Errorf("--database-url did not win over SLOTD_DATABASE_URL: %q, %v", cfg.DatabaseURL, err)
 	}
 }
 
 func TestServeMCPFlag(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		env  string
 		args []string
@@ -48,14 +61,25 @@ func TestServeMCPFlag(t *testing.T) {
 		{"", []string{"--mcp=false"}, true},
 		{"false", []string{"--mcp=true"}, false},
 	} {
-		t.Setenv("SLOTD_MCP", tc.env)
-		var cfg server.Config
-		_, parse := serveFlags(&cfg)
-		if err := parse(tc.args); err != nil {
+		cfg, err := serveConfig(t, map[string]string{"SLOTD_MCP": tc.env}, tc.args...)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if cfg.DisableMCP != tc.off {
 			t.Errorf("SLOTD_MCP=%q %v: DisableMCP %v, want %v", tc.env, tc.args, cfg.DisableMCP, tc.off)
 		}
+	}
+}
+
+// An empty string variable is a value (SLOTD_HTTP_LISTEN= serves no
+// gateway); an empty number or duration is no value.
+func TestServeEmptyVariables(t *testing.T) {
+	t.Parallel()
+	cfg, err := serveConfig(t, map[string]string{"SLOTD_HTTP_LISTEN": "", "SLOTD_TTL": "", "SLOTD_MAX_ATTEMPTS": ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.HTTPListen != "" || cfg.TTL == 0 || cfg.MaxAttempts != 3 {
+		t.Errorf("http-listen %q, ttl %v, max-attempts %d; want none, the default 24h and 3", cfg.HTTPListen, cfg.TTL, cfg.MaxAttempts)
 	}
 }

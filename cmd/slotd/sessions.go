@@ -3,15 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -20,157 +19,253 @@ import (
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 )
 
-// sessions runs the operators' commands against a running slotd's
-// AdminService: list, reset-stale, show, purge.
-func sessions(ctx context.Context, args []string) error {
-	return sessionsTo(ctx, os.Stdout, args)
+// sessionsCommands are the subcommands of slotd sessions, in the order its
+// usage lists them. Each is a *command whose setup declares its flags
+// beside addAdminFlags' and whose work calls connect; a new one is added
+// to this list.
+var sessionsCommands = []*command{sessionsList, sessionsResetStale, sessionsShow, sessionsPurge}
+
+var sessionsCommand = &command{
+	name:    "sessions",
+	summary: "list, reset-stale, show and purge sessions of a running slotd",
+	about: `Operators' commands against a running slotd's AdminService, with an admin
+key (--admin-key, SLOTD_ADMIN_KEY) when the server has keys.`,
+	subs: sessionsCommands,
 }
 
-func sessionsTo(ctx context.Context, w io.Writer, args []string) error {
-	if len(args) == 0 {
-		return errors.New("usage: slotd sessions list|reset-stale|show|purge [flags]")
+var sessionsList = &command{
+	name:    "list",
+	summary: "list sessions by status, tool, tenant and idle time",
+	setup: func(fs *flags) runFunc {
+		a := addAdminFlags(fs)
+		var status, tool, tenant string
+		var idle time.Duration
+		var limit int
+		fs.String(&status, "status", "SLOTD_SESSIONS_STATUS", "", "only sessions in this status: active, completed, abandoned, expired, reset or cancelled")
+		fs.String(&tool, "tool", "SLOTD_SESSIONS_TOOL", "", "only sessions of this tool")
+		fs.String(&tenant, "tenant", "SLOTD_SESSIONS_TENANT", "", "only sessions of this tenant")
+		fs.Duration(&idle, "idle", "SLOTD_SESSIONS_IDLE", 0, "only sessions idle longer than this")
+		fs.Int(&limit, "limit", "SLOTD_SESSIONS_LIMIT", 50, "page size")
+		return func(ctx context.Context, c *cli, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			req := &slotdv1.ListSessionsRequest{Tool: tool, Tenant: tenant, PageSize: int32(limit)}
+			if status != "" {
+				v, ok := slotdv1.SessionStatus_value["SESSION_STATUS_"+strings.ToUpper(status)]
+				if !ok {
+					return usagef("--status %q: one of active, completed, abandoned, expired, reset, cancelled", status)
+				}
+				req.Status = slotdv1.SessionStatus(v)
+			}
+			if idle > 0 {
+				req.IdleLongerThan = durationpb.New(idle)
+			}
+			ctx, admin, done, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer done()
+			r, err := admin.ListSessions(ctx, req)
+			if err != nil {
+				return a.callError(err)
+			}
+			if a.json {
+				return printJSON(c.stdout, r)
+			}
+			return printSessions(c.stdout, r)
+		}
+	},
+}
+
+func printSessions(w io.Writer, r *slotdv1.ListSessionsResponse) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tTENANT\tCONVERSATION\tTOOL\tSTATUS\tVERSION\tUPDATED")
+	for _, s := range r.Sessions {
+		x := s.Session
+		tenant := s.Tenant
+		if tenant == "" {
+			tenant = "(default)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", x.Id, tenant, x.ConversationId, x.Tool,
+			strings.ToLower(strings.TrimPrefix(x.Status.String(), "SESSION_STATUS_")), x.Version,
+			x.UpdatedAt.AsTime().Format(time.RFC3339))
 	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("sessions "+sub, flag.ContinueOnError)
-	addr := fs.String("addr", env("SLOTD_ADDR", "127.0.0.1:50051"), "slotd address (SLOTD_ADDR)")
-	adminKey := fs.String("admin-key", "", "admin key; default SLOTD_ADMIN_KEY")
-	asJSON := fs.Bool("json", false, "print JSON")
-	dial := addDialFlags(fs)
-	var (
-		status, tool, tenant, conversation, sessionID string
-		idle, ended                                   time.Duration
-		limit                                         int
-		dryRun                                        bool
-	)
-	switch sub {
-	case "list":
-		fs.StringVar(&status, "status", "", "active|completed|abandoned|expired|reset|cancelled")
-		fs.StringVar(&tool, "tool", "", "only this tool")
-		fs.StringVar(&tenant, "tenant", "", "only this tenant")
-		fs.DurationVar(&idle, "idle", 0, "only sessions idle longer than this")
-		fs.IntVar(&limit, "limit", 50, "page size")
-	case "reset-stale":
-		fs.DurationVar(&idle, "idle", 0, "reset active sessions idle longer than this (required)")
-		fs.StringVar(&tool, "tool", "", "only this tool")
-		fs.IntVar(&limit, "limit", 100, "at most this many in one batch")
-		fs.BoolVar(&dryRun, "dry-run", false, "report, change nothing")
-	case "show":
-		fs.StringVar(&conversation, "conversation", "", "the conversation's active session")
-		fs.StringVar(&sessionID, "session", "", "a session id")
-		fs.StringVar(&tenant, "tenant", "", "the conversation's tenant")
-	case "purge":
-		fs.DurationVar(&ended, "ended", 0, "delete sessions ended longer ago than this (required)")
-		fs.IntVar(&limit, "limit", 100, "at most this many in one batch")
-		fs.BoolVar(&dryRun, "dry-run", false, "report, change nothing")
-	default:
-		return fmt.Errorf("unknown sessions command %q (list, reset-stale, show, purge)", sub)
+	if r.NextPageToken != "" {
+		fmt.Fprintf(tw, "(more: next page after %s)\n", r.NextPageToken)
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *adminKey == "" {
-		*adminKey = os.Getenv("SLOTD_ADMIN_KEY")
-	}
-	creds, err := dial.credentials()
+	return tw.Flush()
+}
+
+var sessionsResetStale = &command{
+	name:    "reset-stale",
+	summary: "reset active sessions idle longer than --idle, in one bounded batch",
+	setup: func(fs *flags) runFunc {
+		a := addAdminFlags(fs)
+		var tool string
+		var idle time.Duration
+		var limit int
+		var dryRun bool
+		fs.Duration(&idle, "idle", "SLOTD_SESSIONS_IDLE", 0, "reset active sessions idle longer than this (required)")
+		fs.String(&tool, "tool", "SLOTD_SESSIONS_TOOL", "", "only sessions of this tool")
+		fs.Int(&limit, "limit", "SLOTD_SESSIONS_LIMIT", 100, "at most this many in one batch")
+		fs.Bool(&dryRun, "dry-run", "SLOTD_SESSIONS_DRY_RUN", false, "report what would be reset, change nothing")
+		return func(ctx context.Context, c *cli, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			if idle <= 0 {
+				return usagef("--idle is required, e.g. --idle 24h")
+			}
+			ctx, admin, done, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer done()
+			r, err := admin.ResetStaleSessions(ctx, &slotdv1.ResetStaleSessionsRequest{
+				IdleLongerThan: durationpb.New(idle), Tool: tool, DryRun: dryRun, Limit: int32(limit)})
+			if err != nil {
+				return a.callError(err)
+			}
+			if a.json {
+				return printJSON(c.stdout, r)
+			}
+			fmt.Fprintf(c.stdout, "%s %d sessions\n", map[bool]string{false: "reset", true: "would reset"}[dryRun], len(r.SessionIds))
+			for _, id := range r.SessionIds {
+				fmt.Fprintln(c.stdout, id)
+			}
+			return nil
+		}
+	},
+}
+
+var sessionsShow = &command{
+	name:    "show",
+	summary: "print a session's turns and slot changes (its history)",
+	about: `Prints a session's turns and slot changes as JSON: the session given by
+--session, or the conversation's open session (of --tool), else its latest.
+Without --tenant the session is looked for under the one tenant that holds
+it; a conversation several tenants hold needs --tenant.`,
+	setup: func(fs *flags) runFunc {
+		a := addAdminFlags(fs)
+		var conversation, sessionID, tenant, tool string
+		fs.String(&conversation, "conversation", "SLOTD_SESSIONS_CONVERSATION", "", "the conversation id")
+		fs.String(&sessionID, "session", "SLOTD_SESSIONS_SESSION", "", "a session id")
+		fs.String(&tenant, "tenant", "SLOTD_SESSIONS_TENANT", "", "the tenant that holds it; needed only when several do")
+		fs.String(&tool, "tool", "SLOTD_SESSIONS_TOOL", "", "with --conversation: the conversation's open session of this tool")
+		return func(ctx context.Context, c *cli, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			if conversation == "" && sessionID == "" {
+				return usagef("--conversation or --session is required")
+			}
+			ctx, admin, done, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer done()
+			r, err := admin.GetSessionHistory(ctx, &slotdv1.GetSessionHistoryRequest{
+				ConversationId: conversation, SessionId: sessionID, Tenant: tenant, Tool: tool})
+			if codeOf(err) == codes.InvalidArgument && pointsAt(err, "tenant") {
+				return errors.New(describe(err) + " with --tenant")
+			}
+			if err != nil {
+				return a.callError(err)
+			}
+			return printJSON(c.stdout, r)
+		}
+	},
+}
+
+var sessionsPurge = &command{
+	name:    "purge",
+	summary: "delete sessions ended longer ago than --ended, with their history",
+	setup: func(fs *flags) runFunc {
+		a := addAdminFlags(fs)
+		var ended time.Duration
+		var limit int
+		var dryRun bool
+		fs.Duration(&ended, "ended", "SLOTD_SESSIONS_ENDED", 0, "delete sessions ended longer ago than this (required)")
+		fs.Int(&limit, "limit", "SLOTD_SESSIONS_LIMIT", 100, "at most this many in one batch")
+		fs.Bool(&dryRun, "dry-run", "SLOTD_SESSIONS_DRY_RUN", false, "report what would be purged, change nothing")
+		return func(ctx context.Context, c *cli, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			if ended <= 0 {
+				return usagef("--ended is required, e.g. --ended 720h")
+			}
+			ctx, admin, done, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer done()
+			r, err := admin.PurgeSessions(ctx, &slotdv1.PurgeSessionsRequest{
+				EndedLongerThan: durationpb.New(ended), DryRun: dryRun, Limit: int32(limit)})
+			if err != nil {
+				return a.callError(err)
+			}
+			if a.json {
+				return printJSON(c.stdout, r)
+			}
+			_, err = fmt.Fprintf(c.stdout, "%s %d sessions\n", map[bool]string{false: "purged", true: "would purge"}[dryRun], len(r.SessionIds))
+			return err
+		}
+	},
+}
+
+// adminFlags are how a sessions command reaches AdminService.
+type adminFlags struct {
+	addr, key string
+	json      bool
+	dial      *dialFlags
+}
+
+// addAdminFlags declares the flags every sessions command shares.
+func addAdminFlags(fs *flags) *adminFlags {
+	a := &adminFlags{}
+	fs.String(&a.addr, "addr", "SLOTD_ADDR", "127.0.0.1:50051", "slotd's gRPC address")
+	fs.String(&a.key, "admin-key", "SLOTD_ADMIN_KEY", "", "admin key, one of the server's SLOTD_ADMIN_KEYS; none for a server without keys")
+	fs.Bool(&a.json, "json", "SLOTD_SESSIONS_JSON", false, "print the response as JSON")
+	a.dial = addDialFlags(fs)
+	return a
+}
+
+// connect dials slotd. Calls made with the context it returns carry the
+// admin key and end within 30 seconds; done closes the connection.
+func (a *adminFlags) connect(ctx context.Context) (context.Context, slotdv1.AdminServiceClient, func(), error) {
+	creds, err := a.dial.credentials()
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	conn, err := grpc.NewClient(*addr, creds)
+	conn, err := grpc.NewClient(a.addr, creds)
 	if err != nil {
-		return err
+		return nil, nil, nil, usagef("--addr %q: %v", a.addr, err)
 	}
-	defer conn.Close()
-	if *adminKey != "" {
-		ctx = contextWithKey(ctx, *adminKey)
+	if a.key != "" {
+		ctx = contextWithKey(ctx, a.key)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	admin := slotdv1.NewAdminServiceClient(conn)
+	return ctx, slotdv1.NewAdminServiceClient(conn), func() { cancel(); conn.Close() }, nil
+}
 
-	var resp proto.Message
-	switch sub {
-	case "list":
-		req := &slotdv1.ListSessionsRequest{Tool: tool, Tenant: tenant, PageSize: int32(limit)}
-		if status != "" {
-			v, ok := slotdv1.SessionStatus_value["SESSION_STATUS_"+strings.ToUpper(status)]
-			if !ok {
-				return fmt.Errorf("unknown status %q", status)
-			}
-			req.Status = slotdv1.SessionStatus(v)
-		}
-		if idle > 0 {
-			req.IdleLongerThan = durationpb.New(idle)
-		}
-		r, err := admin.ListSessions(ctx, req)
-		if err != nil {
-			return err
-		}
-		if !*asJSON {
-			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SESSION\tTENANT\tCONVERSATION\tTOOL\tSTATUS\tVERSION\tUPDATED")
-			for _, s := range r.Sessions {
-				x := s.Session
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", x.Id, s.Tenant, x.ConversationId, x.Tool,
-					strings.ToLower(strings.TrimPrefix(x.Status.String(), "SESSION_STATUS_")), x.Version,
-					x.UpdatedAt.AsTime().Format(time.RFC3339))
-			}
-			if r.NextPageToken != "" {
-				fmt.Fprintf(tw, "(more: next page after %s)\n", r.NextPageToken)
-			}
-			return tw.Flush()
-		}
-		resp = r
-	case "reset-stale":
-		if idle <= 0 {
-			return errors.New("--idle is required")
-		}
-		r, err := admin.ResetStaleSessions(ctx, &slotdv1.ResetStaleSessionsRequest{
-			IdleLongerThan: durationpb.New(idle), Tool: tool, DryRun: dryRun, Limit: int32(limit)})
-		if err != nil {
-			return err
-		}
-		if !*asJSON {
-			verb := "reset"
-			if dryRun {
-				verb = "would reset"
-			}
-			fmt.Fprintf(w, "%s %d sessions\n", verb, len(r.SessionIds))
-			for _, id := range r.SessionIds {
-				fmt.Fprintln(w, id)
-			}
-			return nil
-		}
-		resp = r
-	case "show":
-		if conversation == "" && sessionID == "" {
-			return errors.New("--conversation or --session is required")
-		}
-		r, err := admin.GetSessionHistory(ctx, &slotdv1.GetSessionHistoryRequest{
-			ConversationId: conversation, SessionId: sessionID, Tenant: tenant})
-		if err != nil {
-			return err
-		}
-		resp = r
-	case "purge":
-		if ended <= 0 {
-			return errors.New("--ended is required")
-		}
-		r, err := admin.PurgeSessions(ctx, &slotdv1.PurgeSessionsRequest{
-			EndedLongerThan: durationpb.New(ended), DryRun: dryRun, Limit: int32(limit)})
-		if err != nil {
-			return err
-		}
-		if !*asJSON {
-			verb := "purged"
-			if dryRun {
-				verb = "would purge"
-			}
-			fmt.Fprintf(w, "%s %d sessions\n", verb, len(r.SessionIds))
-			return nil
-		}
-		resp = r
+// callError says what went wrong with a call, with what to do about it.
+func (a *adminFlags) callError(err error) error {
+	msg := describe(err)
+	switch codeOf(err) {
+	case codes.Unavailable:
+		msg = "cannot reach slotd at " + a.addr + ": " + msg
+	case codes.Unauthenticated:
+		msg += " (give --admin-key or set SLOTD_ADMIN_KEY)"
+	case codes.PermissionDenied:
+		msg += " (--admin-key must be one of the server's SLOTD_ADMIN_KEYS)"
 	}
-	b, err := protojson.MarshalOptions{Multiline: true}.Marshal(resp)
+	return errors.New(msg)
+}
+
+func printJSON(w io.Writer, m proto.Message) error {
+	b, err := protojson.MarshalOptions{Multiline: true}.Marshal(m)
 	if err != nil {
 		return err
 	}

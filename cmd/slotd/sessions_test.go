@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -20,7 +19,7 @@ import (
 func TestSessionsCommands(t *testing.T) {
 	t.Parallel()
 	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Contracts: "../../contracts", Store: "memory",
-		AdminKeys: "ops-admin-key-0123456789", APIKeys: "bank:bank-key-0123456789abc", TrustClientClock: true},
+		AdminKeys: "ops-admin-key-0123456789", APIKeys: "bank:bank-key-0123456789abc,shop:shop-key-0123456789abc", TrustClientClock: true},
 		slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	if err != nil {
 		t.Fatal(err)
@@ -43,14 +42,16 @@ func TestSessionsCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The address and key come from the environment, as an operator's
+	// shell would hold them.
+	env := map[string]string{"SLOTD_ADDR": srv.Addr(), "SLOTD_ADMIN_KEY": "ops-admin-key-0123456789"}
 	run := func(args ...string) string {
 		t.Helper()
-		var out bytes.Buffer
-		full := append([]string{args[0], "--addr", srv.Addr(), "--admin-key", "ops-admin-key-0123456789"}, args[1:]...)
-		if err := sessionsTo(ctx, &out, full); err != nil {
-			t.Fatalf("slotd sessions %s: %v", strings.Join(args, " "), err)
+		r := runCLI(t, env, append([]string{"sessions"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("slotd sessions %s: exit %d: %s", strings.Join(args, " "), r.code, r.stderr)
 		}
-		return out.String()
+		return r.stdout
 	}
 	if out := run("list"); !strings.Contains(out, r.Session.Id) || !strings.Contains(out, "bank") || !strings.Contains(out, "active") {
 		t.Errorf("list:\n%s", out)
@@ -68,12 +69,36 @@ func TestSessionsCommands(t *testing.T) {
 		t.Errorf("purge --dry-run:\n%s", out)
 	}
 
-	// Without the admin key the server refuses.
-	var out bytes.Buffer
-	if err := sessionsTo(ctx, &out, []string{"list", "--addr", srv.Addr(), "--admin-key", ""}); err == nil {
-		t.Error("list without an admin key was allowed")
+	// Without the session's tenant: found by its id, or by a conversation
+	// one tenant holds.
+	if out := run("show", "--session", r.Session.Id); !strings.Contains(out, "DECISION_FILLED") {
+		t.Errorf("show --session without --tenant:\n%s", out)
 	}
-	if err := sessionsTo(ctx, &out, []string{"bogus"}); err == nil {
-		t.Error("an unknown command was accepted")
+	if out := run("show", "--conversation", "chat-7"); !strings.Contains(out, r.Session.Id) {
+		t.Errorf("show --conversation without --tenant:\n%s", out)
 	}
+	fail := func(want string, code int, args ...string) {
+		t.Helper()
+		res := runCLI(t, env, append([]string{"sessions"}, args...)...)
+		if res.code != code || strings.Count(res.stderr, "\n") != 1 || !strings.Contains(res.stderr, want) {
+			t.Errorf("slotd sessions %s: exit %d, stderr %q; want %d and a line saying %q", strings.Join(args, " "), res.code, res.stderr, code, want)
+		}
+	}
+	fail(`session of conversation "chat-7" under tenant "shop" not found; tenant "bank" holds it`, 1,
+		"show", "--conversation", "chat-7", "--tenant", "shop")
+	fail(`session of conversation "chat-9" under any tenant not found`, 1, "show", "--conversation", "chat-9")
+	// A conversation id two tenants hold needs --tenant.
+	if _, err := slotdv1.NewSlotServiceClient(conn).Turn(contextWithKey(ctx, "shop-key-0123456789abc"), &slotdv1.TurnRequest{
+		ConversationId: "chat-7", Tool: "travel.search_flights", TurnId: "1", Arguments: args}); err != nil {
+		t.Fatal(err)
+	}
+	fail("is held by 2 tenants", 1, "show", "--conversation", "chat-7")
+	fail("with --tenant", 1, "show", "--conversation", "chat-7")
+	if out := run("show", "--conversation", "chat-7", "--tenant", "shop"); !strings.Contains(out, "travel.search_flights") {
+		t.Errorf("show --tenant shop:\n%s", out)
+	}
+
+	// Without the admin key the server refuses, and the line says what to do.
+	fail("SLOTD_ADMIN_KEY", 1, "list", "--admin-key", "")
+	fail("SLOTD_ADMIN_KEYS", 1, "list", "--admin-key", "bank-key-0123456789abc")
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -64,7 +65,13 @@ func LintDir(dir string) ([]Finding, error) {
 func LintFS(fsys fs.FS, dir, prefix string) ([]Finding, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("contracts: %w", err)
+		// The file system's own name for the folder (os.DirFS's ".") would
+		// tell the reader nothing: name it as given.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("contracts: cannot read the folder %s: %w", prefix, err)
 	}
 	var out []Finding
 	var parsed []*contract.Contract
