@@ -111,7 +111,9 @@ func TestContractLint(t *testing.T) {
 func TestContractExportAll(t *testing.T) {
 	t.Parallel()
 	for prov, check := range map[string]func(def map[string]any) bool{
-		"openai": func(d map[string]any) bool { return d["type"] == "function" && d["name"] != nil && d["parameters"] != nil },
+		"openai": func(d map[string]any) bool {
+			return d["type"] == "function" && d["name"] != nil && d["parameters"] != nil
+		},
 		"openai-chat": func(d map[string]any) bool {
 			fn, _ := d["function"].(map[string]any)
 			return d["type"] == "function" && len(d) == 2 && fn["name"] != nil && fn["parameters"] != nil && fn["strict"] == true
