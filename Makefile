@@ -6,9 +6,10 @@ export PATH := $(BIN):$(PATH)
 
 .PHONY: run test check proto proto-check tools build node
 
-## run: start slotd on 127.0.0.1:50051 with the shipped contracts, on a Postgres it finds or starts
-run:
-	./scripts/with-postgres.sh $(GO) run ./cmd/slotd serve
+## run: start slotd on 127.0.0.1:50051 with the shipped contracts, on a Postgres it finds or starts.
+## The binary is built first and runs in go run's stead, so that SIGTERM and Ctrl-C reach it.
+run: build
+	./scripts/with-postgres.sh $(BIN)/slotd serve
 
 ## test: gofmt, go vet, generated-code drift, every test with the race detector on real Postgres, and a short fuzz run
 test: check proto-check node

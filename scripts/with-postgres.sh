@@ -9,11 +9,19 @@
 #
 # The command sees SLOTD_TEST_DATABASE_URL (the server's maintenance database,
 # where tests create their own databases) and SLOTD_DATABASE_URL (a database
-# named slotd, created when missing). When no Postgres can be had, it fails
-# and says why: database tests are never skipped.
+# named slotd, created when missing; the one slotd serve uses). When no
+# Postgres can be had, it fails and says why: database tests are never
+# skipped.
+#
+# The command gets SIGTERM, SIGINT and SIGHUP as if run directly: it replaces
+# this script, or, when a throwaway cluster must be stopped after it, the
+# script passes each signal on and waits for it to end.
 set -euo pipefail
 
 log() { echo "with-postgres: $*" >&2; }
+
+# shown is a connection string without its password.
+shown() { sed -E 's#(://[^:/@]+):[^@]*@#\1:***@#; s#\?.*##' <<<"$1"; }
 
 can_connect() {
 	local url=$1
@@ -92,5 +100,21 @@ if [ -z "${SLOTD_DATABASE_URL:-}" ]; then
 	export SLOTD_DATABASE_URL="$base/slotd?sslmode=disable"
 fi
 
-log "Postgres at ${SLOTD_TEST_DATABASE_URL%%\?*}"
-"$@"
+log "Postgres at $(shown "$SLOTD_TEST_DATABASE_URL") (SLOTD_TEST_DATABASE_URL: tests make their own databases there)"
+log "slotd's database: $(shown "$SLOTD_DATABASE_URL") (SLOTD_DATABASE_URL)"
+
+if [ -z "${PG_STOP+x}" ]; then
+	exec "$@"
+fi
+# A throwaway cluster is stopped on EXIT: run the command as a child, pass
+# the signals that end it on, and wait until it has ended.
+"$@" &
+child=$!
+trap 'kill -TERM "$child" 2>/dev/null || true' TERM HUP
+trap 'kill -INT "$child" 2>/dev/null || true' INT
+status=0
+while :; do
+	wait "$child" && status=0 || status=$?
+	kill -0 "$child" 2>/dev/null || break
+done
+exit "$status"
