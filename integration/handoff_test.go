@@ -36,9 +36,14 @@ func TestThreeBadReasonsHandOff(t *testing.T) {
 			t.Errorf("status = %v, want failed", r.Session.Status)
 		}
 	}
+	if s, err := inst.client.GetSession(context.Background(), &slotdv1.GetSessionRequest{ConversationId: c.id}); err == nil {
+		t.Errorf("the handed-off session is still the active one: %v", s.Session)
+	}
+	// An operator still finds it: a conversation without an open session
+	// shows its latest.
 	h, err := inst.admin.GetSessionHistory(context.Background(), &slotdv1.GetSessionHistoryRequest{ConversationId: c.id})
-	if err == nil {
-		t.Errorf("the handed-off session is still the active one: %v", h.Session)
+	if err != nil || h.Session.Status != slotdv1.SessionStatus_SESSION_STATUS_FAILED || len(h.Turns) != 4 {
+		t.Errorf("history of the handed-off conversation: %v, %v; want its failed session and 4 turns", h.GetSession(), err)
 	}
 }
 
