@@ -153,7 +153,12 @@ func TestComplete(t *testing.T) {
 		if err != nil || again.Output["case_id"] != "DSP-1" {
 			t.Errorf("a retried completion: %+v, %v; want the same answer", again, err)
 		}
-		if _, err := e.Complete(ctx, session.CompleteRequest{Lookup: bank, IdempotencyKey: r.IdempotencyKey[:len(r.IdempotencyKey)-1] + "0",
+		// Another key: the last digit changed (keys end in a random hex digit).
+		other := r.IdempotencyKey[:len(r.IdempotencyKey)-1] + "0"
+		if other == r.IdempotencyKey {
+			other = other[:len(other)-1] + "1"
+		}
+		if _, err := e.Complete(ctx, session.CompleteRequest{Lookup: bank, IdempotencyKey: other,
 			Failure: &session.Failure{Kind: session.FailureTimeout}}); !errors.Is(err, session.ErrNotActive) {
 			t.Errorf("another key on a completed session: %v, want ErrNotActive", err)
 		}
