@@ -316,10 +316,27 @@ func hexToken(s string, i int) int {
 			hex = false
 		}
 	}
-	if !hex || j-i < 8 || letters == 0 || digits == 0 {
+	if !hex || j-i < 8 || letters == 0 || digits == 0 || cardRun(s[i:j]) {
 		return i
 	}
 	return j
+}
+
+// cardRun reports whether a token holds a run of 13 to 19 decimal digits
+// that starts like a card number and is Luhn-valid: a card number written
+// next to hex letters ("4276123456784417ab") is still one.
+func cardRun(tok string) bool {
+	for i := 0; i < len(tok); {
+		j := i
+		for j < len(tok) && tok[j] >= '0' && tok[j] <= '9' {
+			j++
+		}
+		if n := j - i; n >= minDigits && n <= maxDigits && issuer([]byte(tok[i:j])) && luhn([]byte(tok[i:j])) {
+			return true
+		}
+		i = j + 1
+	}
+	return false
 }
 
 func isAlnum(c byte) bool {

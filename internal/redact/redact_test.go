@@ -73,6 +73,8 @@ func TestHasCard(t *testing.T) {
 		{"8260700e-4360-4063-9035-5e2e229b0e8c", false}, // a UUID: 4360-4063-9035-5 is no number
 		{"sha 4111abcdef1111111111111111", false},       // a hash
 		{"card4111111111111111", true},                  // glued to a word
+		{"4111111111111111ab", true},                    // glued to hex letters: a card, not a hash
+		{"deadbeef4111111111111111", true},
 		{"карта4111111111111111", true},
 	}
 	for _, tc := range cases {
