@@ -130,7 +130,7 @@ func TestGetToolSchemaErrors(t *testing.T) {
 		wantType string
 	}{
 		{"unknown tool", &slotdv1.GetToolSchemaRequest{Tool: "bank.close_account", Provider: "openai"}, codes.NotFound, "/tool",
-			[]string{"bank.open_dispute", "travel.search_flights"}, "https://slotd.dev/problems/unknown-tool"},
+			[]string{"bank.block_card", "bank.check_balance", "bank.open_dispute", "travel.search_flights"}, "https://slotd.dev/problems/unknown-tool"},
 		{"unknown provider", &slotdv1.GetToolSchemaRequest{Tool: "bank.open_dispute", Provider: "gemini"}, codes.InvalidArgument, "/provider",
 			nil, "https://slotd.dev/problems/invalid-request"},
 		{"no tool", &slotdv1.GetToolSchemaRequest{Provider: "openai"}, codes.InvalidArgument, "/tool",
@@ -170,7 +170,7 @@ func TestListContracts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{"bank.open_dispute": true, "travel.search_flights": false}
+	want := map[string]bool{"bank.block_card": true, "bank.check_balance": false, "bank.open_dispute": true, "travel.search_flights": false}
 	if len(res.Contracts) != len(want) {
 		t.Fatalf("contracts = %v, want %d", res.Contracts, len(want))
 	}

@@ -56,7 +56,7 @@ func TestLoadDirShipped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("LoadDir(../contracts): %v", err)
 	}
-	if got, want := cat.Names(), []string{"bank.open_dispute", "travel.search_flights"}; !reflect.DeepEqual(got, want) {
+	if got, want := cat.Names(), []string{"bank.block_card", "bank.check_balance", "bank.open_dispute", "travel.search_flights"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
 
@@ -66,9 +66,27 @@ func TestLoadDirShipped(t *testing.T) {
 		required      []string
 		irreversible  []string
 		confirm       bool
+		exclusive     bool
 		timeZone      string
 		defaultLocale string
 	}{
+		{
+			name:          "bank.block_card",
+			properties:    []string{"card_last4", "reason"},
+			required:      []string{"card_last4", "reason"},
+			irreversible:  []string{"card_last4"},
+			confirm:       true,
+			exclusive:     true,
+			timeZone:      "Europe/Moscow",
+			defaultLocale: "ru",
+		},
+		{
+			name:          "bank.check_balance",
+			properties:    []string{"card_last4"},
+			required:      []string{},
+			timeZone:      "Europe/Moscow",
+			defaultLocale: "ru",
+		},
 		{
 			name:          "bank.open_dispute",
 			properties:    []string{"card_last4", "operation_date", "amount", "reason", "original_operation_id"},
@@ -116,6 +134,9 @@ func TestLoadDirShipped(t *testing.T) {
 			if c.Confirm != tt.confirm || c.TimeZone != tt.timeZone || c.DefaultLocale != tt.defaultLocale {
 				t.Errorf("confirm, zone, locale = %v, %q, %q; want %v, %q, %q",
 					c.Confirm, c.TimeZone, c.DefaultLocale, tt.confirm, tt.timeZone, tt.defaultLocale)
+			}
+			if c.Exclusive != tt.exclusive {
+				t.Errorf("Exclusive = %v, want %v", c.Exclusive, tt.exclusive)
 			}
 			if got := c.Location().String(); got != tt.timeZone {
 				t.Errorf("Location() = %s, want %s", got, tt.timeZone)
@@ -410,7 +431,7 @@ func TestCatalogFindsTheExportName(t *testing.T) {
 	if c == nil || c.Name != "bank.open_dispute" {
 		t.Fatalf("Get(bank_open_dispute) = %v, want bank.open_dispute", c)
 	}
-	if cat.Get("bank_open_disputes") != nil || len(cat.Names()) != 2 {
+	if cat.Get("bank_open_disputes") != nil || len(cat.Names()) != 4 {
 		t.Errorf("aliases leak: %v", cat.Names())
 	}
 }

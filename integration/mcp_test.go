@@ -154,10 +154,15 @@ func TestMCPToolsList(t *testing.T) {
 	for i, tl := range tools {
 		byName[tl.Name] = i
 	}
-	for _, name := range []string{"bank_open_dispute", "travel_search_flights", "slotd_complete"} {
+	// Every shipped contract is a tool, and slotd_complete reports the
+	// backend's outcome; the test contracts of contractsDir are tools too.
+	for _, name := range []string{"bank_block_card", "bank_check_balance", "bank_open_dispute", "travel_search_flights", "slotd_complete"} {
 		if _, ok := byName[name]; !ok {
 			t.Fatalf("tools/list lacks %s: %v", name, byName)
 		}
+	}
+	if shipped, _ := filepath.Glob("../contracts/*.json"); len(tools) < len(shipped)+1 {
+		t.Errorf("tools/list has %d tools, want at least the %d shipped contracts and slotd_complete", len(tools), len(shipped))
 	}
 	d := tools[byName["bank_open_dispute"]]
 	if !strings.HasPrefix(d.Description, "Open a dispute about a card operation") || !strings.Contains(d.Description, "original_operation_id") {
@@ -187,9 +192,18 @@ func TestMCPToolsList(t *testing.T) {
 	if d.Annotations["readOnlyHint"] != false || d.Annotations["destructiveHint"] != true {
 		t.Errorf("bank_open_dispute asks approval and has irreversible slots: annotations %v, want readOnlyHint false, destructiveHint true", d.Annotations)
 	}
-	f := tools[byName["travel_search_flights"]]
-	if f.Annotations["readOnlyHint"] != true || f.Annotations["destructiveHint"] != false {
-		t.Errorf("travel_search_flights needs no approval and has no irreversible slot: annotations %v", f.Annotations)
+	for _, name := range []string{"travel_search_flights", "bank_check_balance"} {
+		f := tools[byName[name]]
+		if f.Annotations["readOnlyHint"] != true || f.Annotations["destructiveHint"] != false {
+			t.Errorf("%s needs no approval and has no irreversible slot: annotations %v", name, f.Annotations)
+		}
+	}
+	b := tools[byName["bank_block_card"]]
+	if b.Annotations["readOnlyHint"] != false || b.Annotations["destructiveHint"] != true {
+		t.Errorf("bank_block_card asks approval and its card is irreversible: annotations %v, want readOnlyHint false, destructiveHint true", b.Annotations)
+	}
+	if !strings.HasPrefix(b.Description, "Block the customer's card at once") {
+		t.Errorf("bank_block_card's description is the contract's; got %q", b.Description)
 	}
 }
 

@@ -404,7 +404,9 @@ func TestPlanOpenSessionsAreCapped(t *testing.T) {
 	wantList(t, "the abandoned dispute's history", c.recorded(d.Session.ID, 2), []string{"card_last4:CLEARED"})
 
 	x := newConvo(t)
-	x.cat = exclusiveCatalog(t)
+	if b := x.cat.Get("bank.block_card"); b == nil || !b.Exclusive {
+		t.Fatalf("the shipped bank.block_card is not exclusive: %v", b)
+	}
 	x.send(dispute, map[string]any{"card_last4": "4417"})
 	x.send(flights, map[string]any{"from": "MAD"})
 	block := x.send("bank.block_card", map[string]any{"card_last4": "4417"})
@@ -414,23 +416,6 @@ func TestPlanOpenSessionsAreCapped(t *testing.T) {
 	if again := x.send(dispute, map[string]any{"amount": "1"}); again.Session.Version != 1 || len(again.OpenSessions) != 1 {
 		t.Errorf("the dispute after an exclusive tool: %s, want a new session with the block parked", js(again.Session))
 	}
-}
-
-// exclusiveCatalog is testCatalog with an exclusive tool.
-func exclusiveCatalog(t *testing.T) *contract.Catalog {
-	t.Helper()
-	block, err := contract.Parse("block.json", []byte(`{"type": "object", "properties": {
-		"card_last4": {"type": "string", "pattern": "^[0-9]{4}$", "x-slotd": {"normalize": ["last4"]}}},
-		"required": ["card_last4"], "x-slotd": {"name": "bank.block_card", "exclusive": true, "confirm": true,
-		"label": {"ru": "блокировка карты"}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := contract.NewCatalog(append(testCatalog(t).All(), block)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
 }
 
 // A stale session asks whether to go on; its arguments wait for the answer.
