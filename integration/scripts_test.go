@@ -22,6 +22,10 @@ var requiredScripts = []string{
 	"declined approval cancels",
 	"search_flights with relative dates",
 	"retry of the same turn_id",
+	"dispute interrupted by a balance check and resumed",
+	"dispute interrupted by a flight search and resumed",
+	"two tool calls of one model message",
+	"an exclusive tool ends the open dispute",
 }
 
 // TestScripts plays every conversation script in scripts/ through the

@@ -3,6 +3,7 @@ package script
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -86,6 +87,7 @@ func (e *expect) check(o *observed, seen map[int]*observed) []Mismatch {
 		}
 		miss("replayed", e.Replayed.pos, want, got)
 	}
+	out = append(out, e.checkSessions(o)...)
 	if e.Status != nil && o.session.GetStatus() != e.Status.v {
 		miss("status", e.Status.pos, short(e.Status.v), short(o.session.GetStatus()))
 	}
@@ -109,6 +111,61 @@ func (e *expect) check(o *observed, seen map[int]*observed) []Mismatch {
 		}
 	}
 	return out
+}
+
+// checkSessions compares what a turn says of the conversation's sessions:
+// whether it came back to a parked one, its notice, the other open
+// sessions (in any order) and the sessions it ended.
+func (e *expect) checkSessions(o *observed) []Mismatch {
+	var out []Mismatch
+	if e.Resumed != nil && o.resumed != e.Resumed.v {
+		want, got := "resumed (the first turn back on a parked session)", "not resumed"
+		if !e.Resumed.v {
+			want, got = got, want
+		}
+		out = append(out, Mismatch{Field: "resumed", Pos: e.Resumed.pos, Want: want, Got: got})
+	}
+	if e.NoticeContains != nil {
+		for _, s := range e.NoticeContains.v {
+			if !strings.Contains(o.notice, s) {
+				out = append(out, Mismatch{Field: "notice_contains", Pos: e.NoticeContains.pos, Want: "a notice containing " + quote(s), Got: orNothing(quote(o.notice), "no notice")})
+			}
+		}
+	}
+	if e.OpenSessions != nil {
+		want := val[texts]{v: slices.Sorted(slices.Values(e.OpenSessions.v)), pos: e.OpenSessions.pos}
+		checkList(&out, "open_sessions", &want, slices.Sorted(slices.Values(o.open)))
+	}
+	if w := e.EndedSessions; w != nil {
+		got := map[string]string{}
+		for _, s := range o.ended {
+			got[s.Tool] = short(s.Status)
+		}
+		for _, tool := range slices.Sorted(maps.Keys(w.want)) {
+			st := w.want[tool]
+			if g, ok := got[tool]; !ok {
+				out = append(out, Mismatch{Field: "ended_sessions." + tool, Pos: st.pos, Want: "ended " + short(st.v), Got: "not ended; " + describeEnded(o.ended)})
+			} else if g != short(st.v) {
+				out = append(out, Mismatch{Field: "ended_sessions." + tool, Pos: st.pos, Want: "ended " + short(st.v), Got: "ended " + g})
+			}
+			delete(got, tool)
+		}
+		for _, tool := range slices.Sorted(maps.Keys(got)) {
+			out = append(out, Mismatch{Field: "ended_sessions." + tool, Pos: w.pos, Want: "not ended (not listed)", Got: "ended " + got[tool]})
+		}
+	}
+	return out
+}
+
+func describeEnded(ss []*slotdv1.Session) string {
+	if len(ss) == 0 {
+		return "no session ended"
+	}
+	var parts []string
+	for _, s := range ss {
+		parts = append(parts, s.Tool+" "+short(s.Status))
+	}
+	return "ended: " + strings.Join(parts, ", ")
 }
 
 func checkList(out *[]Mismatch, field string, w *val[texts], got []string) {
@@ -387,6 +444,13 @@ func (o *observed) describe() string {
 	if o.kind == kindReset {
 		return "session " + short(o.session.GetStatus())
 	}
+	if o.kind == kindParallel {
+		parts := make([]string, len(o.calls))
+		for i, c := range o.calls {
+			parts[i] = c.describe()
+		}
+		return strings.Join(parts, " | ")
+	}
 	a := short(o.action)
 	if q := o.question; q != nil {
 		if q.Slot != "" {
@@ -405,6 +469,15 @@ func (o *observed) details() []string {
 		return []string{o.describe()}
 	}
 	var out []string
+	if o.kind == kindParallel {
+		for i, c := range o.calls {
+			out = append(out, fmt.Sprintf("parallel[%d] (%s):", i+1, c.session.GetTool()))
+			for _, line := range c.details() {
+				out = append(out, "  "+line)
+			}
+		}
+		return out
+	}
 	if o.kind != kindReset {
 		line := o.describe()
 		if q := o.question; q != nil && len(q.AllowedValues) > 0 {
@@ -414,6 +487,18 @@ func (o *observed) details() []string {
 	}
 	if o.replayed {
 		out = append(out, "replayed (header slotd-replayed: true)")
+	}
+	if o.resumed {
+		out = append(out, "resumed")
+	}
+	if o.notice != "" {
+		out = append(out, "notice "+quote(o.notice))
+	}
+	if len(o.open) > 0 {
+		out = append(out, "open_sessions "+show(o.open))
+	}
+	if len(o.ended) > 0 {
+		out = append(out, describeEnded(o.ended))
 	}
 	if s := o.session; s != nil {
 		line := "session " + short(s.Status) + fmt.Sprintf(" v%d", s.Version) + " slots " + show(s.GetSlots().AsMap())

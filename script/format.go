@@ -47,11 +47,32 @@ type stepDoc struct {
 	Complete *completionDoc       `yaml:"complete"`
 	Advance  val[time.Duration]   `yaml:"advance"`
 	TurnID   val[nonEmpty]        `yaml:"turn_id"`
+	Tool     val[nonEmpty]        `yaml:"tool"`
+	Parallel *callList            `yaml:"parallel"`
 	Expect   *expect              `yaml:"expect"`
 
 	m    mapping
 	word bool  // the word reset
 	err  error // the step's first mistake
+}
+
+// callDoc is one tool call of a parallel step: a turn of its own, on its
+// own tool, with its own turn_id and expectations.
+type callDoc struct {
+	Tool    val[nonEmpty]        `yaml:"tool"`
+	Args    *val[map[string]any] `yaml:"args"`
+	Confirm *val[yesNo]          `yaml:"confirm"`
+	TurnID  val[nonEmpty]        `yaml:"turn_id"`
+	Expect  *expect              `yaml:"expect"`
+
+	m   mapping
+	err error
+}
+
+// callList is a parallel step's list of calls.
+type callList struct {
+	pos  Pos
+	docs []callDoc
 }
 
 // completionDoc is a step's complete: the outcome of the backend call.
@@ -85,8 +106,31 @@ type expect struct {
 	Error            *val[codes.Code]            `yaml:"error" step:"turn,reset,complete,error"`
 	Problem          *problemWant                `yaml:"problem" step:"turn,reset,complete,error"`
 	Output           *mapWant                    `yaml:"output" step:"complete"`
+	Resumed          *val[bool]                  `yaml:"resumed" step:"turn"`
+	NoticeContains   *val[oneOrMore]             `yaml:"notice_contains" step:"turn"`
+	OpenSessions     *val[texts]                 `yaml:"open_sessions" step:"turn"`
+	EndedSessions    *endedWant                  `yaml:"ended_sessions" step:"turn"`
 
 	m mapping
+}
+
+// endedWant is the sessions a turn ended or found ended, by tool, with the
+// status each ended with; exactly those.
+type endedWant struct {
+	pos  Pos
+	want map[string]val[slotdv1.SessionStatus]
+}
+
+func (w *endedWant) UnmarshalYAML(u func(any) error) error {
+	n := nodeOf(u)
+	w.pos = posOf(n)
+	if isNull(n) {
+		return nil
+	}
+	if kindOf(n) != "a mapping" {
+		return mistake(n, "expected a mapping of tools to the status each ended with, e.g. {bank.open_dispute: abandoned}; {} for none")
+	}
+	return u(&w.want)
 }
 
 // changeWant is one change a response must contain.
@@ -168,9 +212,9 @@ func (s *steps) UnmarshalYAML(u func(any) error) error {
 	if err := u(&docs); err != nil {
 		return err
 	}
-	names := map[string]int{} // the steps so far, by name
+	earlier := stepIndex{names: map[string]int{}, parallel: map[int]bool{}}
 	for i := range docs {
-		st, errs := docs[i].step(i+1, names)
+		st, errs := docs[i].step(i+1, earlier)
 		st.layout.flow = st.layout.flow || seq.IsFlowStyle
 		s.list, s.errs = append(s.list, st), append(s.errs, errs...)
 	}
@@ -187,10 +231,18 @@ func (d *stepDoc) UnmarshalYAML(u func(any) error) error {
 	return nil // the mistake stays with the step, and the library reads the next
 }
 
+// stepIndex is what a step may refer to of the steps before it: their
+// numbers by name, and which of them are parallel (and have no one key).
+type stepIndex struct {
+	names    map[string]int
+	parallel map[int]bool
+}
+
 // step makes step n of what was read, checking what depends on the kind of
-// step and on the steps before it (names, by name).
-func (d *stepDoc) step(n int, names map[string]int) (*step, []error) {
-	st := &step{n: n, pos: d.m.at, name: string(d.Name.v), user: d.User.v, turnID: string(d.TurnID.v), advance: d.Advance.v, expect: d.Expect}
+// step and on the steps before it.
+func (d *stepDoc) step(n int, earlier stepIndex) (*step, []error) {
+	st := &step{n: n, pos: d.m.at, name: string(d.Name.v), user: d.User.v, turnID: string(d.TurnID.v), advance: d.Advance.v,
+		tool: string(d.Tool.v), expect: d.Expect}
 	st.layout = stepLayout{keyLine: st.pos.Line, keyCol: st.pos.Column, scalar: d.word, expectLine: d.m.keys["expect"].Line}
 	if m, ok := bare(d.m.node).(*ast.MappingNode); ok {
 		st.layout.flow = m.IsFlowStyle
@@ -217,65 +269,146 @@ func (d *stepDoc) step(n int, names map[string]int) (*step, []error) {
 			st.complete.failure = &slotdv1.BackendFailure{Kind: f.Kind.v, HttpStatus: f.HTTPStatus.v, RetryAfterSeconds: f.RetryAfterSeconds.v}
 		}
 	}
-	switch turn := d.Args != nil || d.Confirm != nil; {
+	turn := d.Args != nil || d.Confirm != nil
+	switch kinds := btoi(turn) + btoi(d.Reset != nil) + btoi(d.Complete != nil) + btoi(d.Parallel != nil); {
 	case d.word:
 		st.kind = kindReset
-	case d.Reset != nil && (turn || d.Complete != nil), d.Complete != nil && turn:
-		fail(st.pos, "", "a step does one thing: a turn (args and/or confirm), reset, or complete")
+	case kinds > 1:
+		fail(st.pos, "", "a step does one thing: a turn (args and/or confirm), reset, complete, or parallel")
 	case d.Reset != nil:
 		st.kind = kindReset
 	case d.Complete != nil:
 		st.kind = kindComplete
+	case d.Parallel != nil:
+		st.kind = kindParallel
+		errs = append(errs, d.parallel(st, earlier)...)
 	case !turn:
-		fail(st.pos, "", "a step needs args, confirm, reset or complete (args: {} sends a turn without arguments)")
+		fail(st.pos, "", "a step needs args, confirm, reset, complete or parallel (args: {} sends a turn without arguments)")
 	}
 	if st.turnID != "" && st.kind != kindTurn {
 		fail(st.pos, "turn_id", "only a turn has a turn_id")
 	}
+	if st.kind == kindParallel && st.tool != "" {
+		fail(d.Tool.pos, "tool", "a parallel step's calls name a tool each")
+	}
 	if st.name != "" {
-		if prev, dup := names[st.name]; dup {
+		if prev, dup := earlier.names[st.name]; dup {
 			fail(d.Name.pos, "name", "step %d is also called %q", prev, st.name)
 		} else if _, err := strconv.Atoi(st.name); err == nil {
 			fail(d.Name.pos, "name", "a step name must not be a number: numbers refer to steps by position")
 		}
-		names[st.name] = n
+		earlier.names[st.name] = n
+	}
+	if st.kind == kindParallel {
+		earlier.parallel[n] = true
 	}
 	if d.Expect == nil {
 		return st, errs
 	}
-	// What a step of this kind can be checked for is in the step tags.
-	t, e := reflect.TypeFor[expect](), reflect.ValueOf(d.Expect).Elem()
+	if st.kind == kindParallel {
+		fail(d.m.keys["expect"], "expect", "a parallel step has no response of its own: give each call its expect")
+		return st, errs
+	}
+	errs = append(errs, d.Expect.fits(st.kind, d.m.node.GetPath(), n, earlier)...)
+	return st, errs
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// parallel makes the calls of a parallel step, each a turn.
+func (d *stepDoc) parallel(st *step, earlier stepIndex) []error {
+	var errs []error
+	for i := range d.Parallel.docs {
+		c := &d.Parallel.docs[i]
+		call := &step{n: st.n, call: i + 1, pos: c.m.at, kind: kindTurn, tool: string(c.Tool.v), turnID: string(c.TurnID.v), expect: c.Expect}
+		call.layout = stepLayout{keyLine: call.pos.Line, keyCol: call.pos.Column, expectLine: c.m.keys["expect"].Line}
+		if m, ok := bare(c.m.node).(*ast.MappingNode); ok {
+			call.layout.flow = m.IsFlowStyle || st.layout.flow
+		}
+		st.calls = append(st.calls, call)
+		if c.err != nil {
+			errs = append(errs, c.err)
+			continue
+		}
+		if c.Args != nil {
+			call.hasArgs, call.args = true, c.Args.v
+		}
+		if c.Confirm != nil {
+			call.confirm = (*bool)(&c.Confirm.v)
+		}
+		if c.Args == nil && c.Confirm == nil {
+			errs = append(errs, fault(call.pos, c.m.node.GetPath(), "a call needs args or confirm (args: {} sends a call without arguments)"))
+		}
+		if c.Expect != nil {
+			errs = append(errs, c.Expect.fits(kindTurn, c.m.node.GetPath(), st.n, earlier)...)
+		}
+	}
+	return errs
+}
+
+// fits checks that a step of this kind, step n at path, can be checked for
+// each expectation given (the step tags say what), and that an
+// idempotency_key's same_as names an earlier step with one key.
+func (e *expect) fits(kind stepKind, path string, n int, earlier stepIndex) []error {
+	var errs []error
+	fail := func(at Pos, field, format string, args ...any) {
+		errs = append(errs, fault(at, join(path, field), format, args...))
+	}
+	t, v := reflect.TypeFor[expect](), reflect.ValueOf(e).Elem()
 	can := func(i int, kind string) bool {
 		return slices.Contains(strings.Split(t.Field(i).Tag.Get("step"), ","), kind)
 	}
 	var allowed []string
 	for i, name := range fieldNames(t) {
-		if can(i, st.kind.String()) {
+		if can(i, kind.String()) {
 			allowed = append(allowed, name)
 		}
 	}
 	for i, name := range fieldNames(t) {
-		at, written := d.Expect.m.keys[name]
+		at, written := e.m.keys[name]
 		if !written {
-			at = d.Expect.m.at // merged in
+			at = e.m.at // merged in
 		}
-		if t.Field(i).Tag.Get("step") == "" || e.Field(i).IsNil() {
+		if t.Field(i).Tag.Get("step") == "" || v.Field(i).IsNil() {
 			continue
-		} else if !can(i, st.kind.String()) {
-			fail(at, "expect."+name, "a %s step cannot be checked for %s; it can be checked for %s", st.kind, name, strings.Join(allowed, ", "))
-		} else if d.Expect.Error != nil && !can(i, "error") {
+		} else if !can(i, kind.String()) {
+			fail(at, "expect."+name, "a %s step cannot be checked for %s; it can be checked for %s", kind, name, strings.Join(allowed, ", "))
+		} else if e.Error != nil && !can(i, "error") {
 			fail(at, "expect."+name, "a step that expects an error has no response to check; it can be checked for its problem")
 		}
 	}
-	if w := d.Expect.IdempotencyKey; w != nil && w.ref != nil {
-		if w.sameAs = names[w.ref.v]; w.sameAs == 0 {
+	if w := e.IdempotencyKey; w != nil && w.ref != nil {
+		if w.sameAs = earlier.names[w.ref.v]; w.sameAs == 0 {
 			w.sameAs, _ = strconv.Atoi(w.ref.v)
 		}
-		if w.sameAs < 1 || w.sameAs >= n {
+		switch {
+		case w.sameAs < 1 || w.sameAs >= n:
 			errs = append(errs, fault(w.ref.pos, w.path, "%q is not an earlier step (a number below %d, or the name of an earlier step)", w.ref.v, n))
+		case earlier.parallel[w.sameAs]:
+			errs = append(errs, fault(w.ref.pos, w.path, "step %d is parallel: its calls have a key each; refer to a single turn", w.sameAs))
 		}
 	}
-	return st, errs
+	return errs
+}
+
+func (l *callList) UnmarshalYAML(u func(any) error) error {
+	n := nodeOf(u)
+	l.pos = posOf(n)
+	if seq, ok := bare(n).(*ast.SequenceNode); !ok || len(seq.Values) < 2 {
+		return mistake(n, "expected a list of two or more calls, each a mapping with tool, args (or confirm), turn_id and expect")
+	}
+	return u(&l.docs)
+}
+
+func (c *callDoc) UnmarshalYAML(u func(any) error) error {
+	type plain callDoc
+	c.m, c.err = fields(u, (*plain)(c), "a call is a mapping with tool, args (or confirm), turn_id and expect")
+	return nil // the mistake stays with the call, and the library reads the next
 }
 
 func (e *expect) UnmarshalYAML(u func(any) error) (err error) {

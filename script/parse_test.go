@@ -69,7 +69,7 @@ steps:
 steps:
   - expect: {action: ask}
 `,
-			want: []string{`x.yaml:3:5: step 1: a step needs args, confirm, reset or complete (args: {} sends a turn without arguments)`},
+			want: []string{`x.yaml:3:5: step 1: a step needs args, confirm, reset, complete or parallel (args: {} sends a turn without arguments)`},
 		},
 		{
 			name: "a step that does two things",
@@ -78,7 +78,7 @@ steps:
   - args: {}
     reset: true
 `,
-			want: []string{`x.yaml:3:5: step 1: a step does one thing: a turn (args and/or confirm), reset, or complete`},
+			want: []string{`x.yaml:3:5: step 1: a step does one thing: a turn (args and/or confirm), reset, complete, or parallel`},
 		},
 		{
 			name: "a bad duration",
@@ -174,6 +174,75 @@ steps:
     turn_id: x
 `,
 			want: []string{`x.yaml:3:5: step 1: turn_id: only a turn has a turn_id`},
+		},
+		{
+			name: "a parallel step of one call",
+			src: `tool: t
+steps:
+  - parallel:
+      - {tool: a, args: {}}
+`,
+			want: []string{`x.yaml:4:7: step 1: parallel: expected a list of two or more calls, each a mapping with tool, args (or confirm), turn_id and expect`},
+		},
+		{
+			name: "a parallel step with its own expect",
+			src: `tool: t
+steps:
+  - parallel: [{args: {}}, {tool: b, args: {}}]
+    expect: {action: ask}
+`,
+			want: []string{`x.yaml:4:5: step 1: expect: a parallel step has no response of its own: give each call its expect`},
+		},
+		{
+			name: "a parallel step that also sends args",
+			src: `tool: t
+steps:
+  - args: {}
+    parallel: [{args: {}}, {tool: b, args: {}}]
+`,
+			want: []string{`x.yaml:3:5: step 1: a step does one thing: a turn (args and/or confirm), reset, complete, or parallel`},
+		},
+		{
+			name: "a call that sends nothing, a call with a typo",
+			src: `tool: t
+steps:
+  - parallel:
+      - {tool: a}
+      - {tool: b, argz: {}}
+`,
+			want: []string{
+				`x.yaml:4:10: step 1: parallel[0]: a call needs args or confirm (args: {} sends a call without arguments)`,
+				`x.yaml:5:19: step 1: parallel[1].argz: unknown field "argz"; did you mean "args"?`,
+			},
+		},
+		{
+			name: "a call checked for what only a completion has",
+			src: `tool: t
+steps:
+  - parallel:
+      - {args: {}, expect: {output: {a: 1}}}
+      - {tool: b, args: {}}
+`,
+			want: []string{`x.yaml:4:29: step 1: parallel[0].expect.output: a turn step cannot be checked for output; it can be checked for action, ask, question_contains, allowed, slots, missing, changes, arguments, replayed, status, version, idempotency_key, error, problem, resumed, notice_contains, open_sessions, ended_sessions`},
+		},
+		{
+			name: "the key of a parallel step",
+			src: `tool: t
+steps:
+  - parallel: [{args: {}}, {tool: b, args: {}}]
+  - args: {}
+    expect: {idempotency_key: {same_as: 1}}
+`,
+			want: []string{`x.yaml:5:41: step 2: expect.idempotency_key.same_as: step 1 is parallel: its calls have a key each; refer to a single turn`},
+		},
+		{
+			name: "ended sessions as a list",
+			src: `tool: t
+steps:
+  - args: {}
+    expect: {ended_sessions: [bank.open_dispute]}
+`,
+			want: []string{`x.yaml:4:30: step 1: expect.ended_sessions: expected a mapping of tools to the status each ended with, e.g. {bank.open_dispute: abandoned}; {} for none`},
 		},
 		{
 			name: "two mistakes in one step: the first is reported",

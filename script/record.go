@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -79,11 +80,17 @@ func recordInto(file string, data []byte, results []*Result) ([]byte, error) {
 			return nil, fmt.Errorf("%s: %s: not recorded: only %d of %d steps were played", file, r.Script.Name, n, total)
 		}
 		for i, sr := range r.Steps {
-			e, err := stepEdit(lines, r.Script.steps[i], recorded(sr.got))
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: step %d: %w", file, r.Script.steps[i].pos.Line, sr.N, err)
+			st, got := []*step{r.Script.steps[i]}, []*observed{sr.got}
+			if st[0].kind == kindParallel {
+				st, got = st[0].calls, sr.got.calls
 			}
-			edits = append(edits, e)
+			for j := range st {
+				e, err := stepEdit(lines, st[j], recorded(got[j], st[j].call > 0))
+				if err != nil {
+					return nil, fmt.Errorf("%s:%d: step %d: %w", file, st[j].pos.Line, sr.N, err)
+				}
+				edits = append(edits, e)
+			}
 		}
 	}
 	// Bottom up, so that line numbers above stay right; where an insertion
@@ -173,7 +180,9 @@ func stepEdit(lines []string, st *step, body []string) (edit, error) {
 
 // recorded is a response written as expectations: the fields that say what
 // slotd decided, not the ones that change from run to run (ids, times).
-func recorded(o *observed) []string {
+// The open sessions a call of a parallel step sees depend on which of the
+// calls the conversation's lock let in first, so they are left out there.
+func recorded(o *observed, call bool) []string {
 	var w yamlWriter
 	if o.err != nil {
 		w.kv(0, "error", o.err.Code().String())
@@ -229,6 +238,22 @@ func recorded(o *observed) []string {
 	w.problem(o.problem)
 	if o.replayed {
 		w.kv(0, "replayed", "true")
+	}
+	if o.resumed {
+		w.kv(0, "resumed", "true")
+	}
+	if o.notice != "" {
+		w.kv(0, "notice_contains", scalar(o.notice))
+	}
+	if len(o.open) > 0 && !call {
+		w.kv(0, "open_sessions", flow(toAny(slices.Sorted(slices.Values(o.open)))))
+	}
+	if len(o.ended) > 0 {
+		m := map[string]any{}
+		for _, s := range o.ended {
+			m[s.Tool] = strings.ToLower(short(s.Status))
+		}
+		w.kv(0, "ended_sessions", flow(m))
 	}
 	if s := o.session; s != nil && (s.Status != slotdv1.SessionStatus_SESSION_STATUS_ACTIVE || o.kind == kindReset) {
 		w.kv(0, "status", strings.ToLower(short(s.Status)))

@@ -1,6 +1,7 @@
 package script
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -121,6 +122,12 @@ type observed struct {
 	problem   *slotdv1.Problem
 	replayed  bool
 	output    *structpb.Struct
+	resumed   bool
+	notice    string
+	open      []string           // the tools of the other open sessions
+	ended     []*slotdv1.Session // the sessions the turn ended or found ended
+	// calls are the responses to a parallel step's calls, in its order.
+	calls []*observed
 }
 
 func (r *Runner) timeout() time.Duration {
@@ -179,26 +186,21 @@ func (r *Runner) Run(ctx context.Context, s *Script) *Result {
 		clock = clock.Add(st.advance)
 		sr := &StepResult{N: st.n, Name: st.name, Pos: st.pos, user: st.user, Sent: st.describe()}
 		t0 := time.Now()
-		o := r.play(ctx, client, s, st, res.ConversationID, clock, lastKey)
+		var o *observed
+		if st.kind == kindParallel {
+			o = r.playParallel(ctx, client, s, st, res.ConversationID, clock)
+		} else {
+			o = r.play(ctx, client, s, st, res.ConversationID, clock, lastKey)
+		}
 		sr.Duration = time.Since(t0)
 		sr.got = o
 		seen[st.n] = o
-		if o.err == nil && o.action == slotdv1.Action_ACTION_READY && o.key != "" {
-			lastKey = o.key
-		}
-		switch {
-		case r.Record:
-			if o.err != nil && fatal(o.err.Code()) {
-				sr.Err = callError(o.err)
-			}
-		default:
-			if o.err != nil && (st.expect == nil || st.expect.Error == nil) {
-				sr.Err = callError(o.err)
-			}
-			if st.expect != nil {
-				sr.Mismatches = st.expect.check(o, seen)
+		for _, c := range append([]*observed{o}, o.calls...) {
+			if c.err == nil && c.action == slotdv1.Action_ACTION_READY && c.key != "" {
+				lastKey = c.key
 			}
 		}
+		sr.Err, sr.Mismatches = r.verify(st, o, seen)
 		res.Steps = append(res.Steps, sr)
 		if sr.Err != nil || (sr.Failed() && !r.KeepGoing) || ctx.Err() != nil {
 			break
@@ -206,6 +208,58 @@ func (r *Runner) Run(ctx context.Context, s *Script) *Result {
 	}
 	res.Duration = time.Since(start)
 	return res
+}
+
+// verify is what a step's response says of the step: a call that failed
+// where a response was expected, and the expectations it does not meet.
+// A parallel step is each of its calls, named by their place.
+func (r *Runner) verify(st *step, o *observed, seen map[int]*observed) (error, []Mismatch) {
+	if st.kind == kindParallel {
+		var errs []error
+		var out []Mismatch
+		for i, call := range st.calls {
+			err, ms := r.verify(call, o.calls[i], seen)
+			label := fmt.Sprintf("parallel[%d] (%s)", i+1, call.turnIDOr())
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", label, err))
+			}
+			for _, m := range ms {
+				m.Field = label + "." + m.Field
+				out = append(out, m)
+			}
+		}
+		return errors.Join(errs...), out
+	}
+	if r.Record {
+		if o.err != nil && fatal(o.err.Code()) {
+			return callError(o.err), nil
+		}
+		return nil, nil
+	}
+	var err error
+	if o.err != nil && (st.expect == nil || st.expect.Error == nil) {
+		err = callError(o.err)
+	}
+	if st.expect == nil {
+		return err, nil
+	}
+	return err, st.expect.check(o, seen)
+}
+
+// playParallel sends a parallel step's calls at once, as an orchestrator
+// sends the tool calls of one model message, and waits for every answer.
+func (r *Runner) playParallel(ctx context.Context, client slotdv1.SlotServiceClient, s *Script, st *step, conv string, clock time.Time) *observed {
+	o := &observed{kind: kindParallel, calls: make([]*observed, len(st.calls))}
+	var wg sync.WaitGroup
+	for i, call := range st.calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o.calls[i] = r.play(ctx, client, s, call, conv, clock, "")
+		}()
+	}
+	wg.Wait()
+	return o
 }
 
 // fatal errors say nothing about the script: the server is gone or broken.
@@ -243,7 +297,7 @@ func (r *Runner) play(ctx context.Context, client slotdv1.SlotServiceClient, s *
 	switch st.kind {
 	case kindTurn:
 		req := &slotdv1.TurnRequest{
-			ConversationId: conv, Tool: s.Tool, TurnId: st.turnIDOr(), Locale: s.Locale, TimeZone: s.TimeZone,
+			ConversationId: conv, Tool: cmp.Or(st.tool, s.Tool), TurnId: st.turnIDOr(), Locale: s.Locale, TimeZone: s.TimeZone,
 			Now: timestamppb.New(clock),
 		}
 		if st.args != nil {
@@ -261,19 +315,23 @@ func (r *Runner) play(ctx context.Context, client slotdv1.SlotServiceClient, s *
 		if err == nil {
 			o.action, o.question, o.session, o.changes = resp.Action, resp.Question, resp.Session, resp.Changes
 			o.arguments, o.key, o.problem = resp.Arguments, resp.IdempotencyKey, resp.Problem
+			o.resumed, o.notice, o.ended = resp.Resumed, resp.Notice, resp.EndedSessions
+			for _, op := range resp.OpenSessions {
+				o.open = append(o.open, op.Tool)
+			}
 			if v := header.Get(ReplayedHeader); len(v) > 0 && v[0] == "true" {
 				o.replayed = true
 			}
 		}
 	case kindReset:
 		var resp *slotdv1.ResetSessionResponse
-		resp, err = client.ResetSession(ctx, &slotdv1.ResetSessionRequest{ConversationId: conv})
+		resp, err = client.ResetSession(ctx, &slotdv1.ResetSessionRequest{ConversationId: conv, Tool: st.tool})
 		if err == nil {
 			o.session, o.changes = resp.Session, resp.Changes
 		}
 	case kindComplete:
 		c := st.complete
-		req := &slotdv1.CompleteSessionRequest{ConversationId: conv, IdempotencyKey: c.idempotencyKey, Now: timestamppb.New(clock)}
+		req := &slotdv1.CompleteSessionRequest{ConversationId: conv, Tool: st.tool, IdempotencyKey: c.idempotencyKey, Now: timestamppb.New(clock)}
 		if req.IdempotencyKey == "" {
 			req.IdempotencyKey = lastKey
 		}
@@ -303,8 +361,11 @@ func (r *Runner) play(ctx context.Context, client slotdv1.SlotServiceClient, s *
 // turnIDOr is the step's turn_id, or turn-N: a script can replay step N by
 // giving turn_id: turn-N.
 func (st *step) turnIDOr() string {
-	if st.turnID != "" {
+	switch {
+	case st.turnID != "":
 		return st.turnID
+	case st.call > 0:
+		return fmt.Sprintf("turn-%d.%d", st.n, st.call)
 	}
 	return fmt.Sprintf("turn-%d", st.n)
 }
@@ -315,7 +376,16 @@ func (st *step) describe() string {
 	if st.advance > 0 {
 		parts = append(parts, "after "+st.advance.String())
 	}
+	if st.tool != "" {
+		parts = append(parts, "tool "+st.tool)
+	}
 	switch st.kind {
+	case kindParallel:
+		calls := make([]string, len(st.calls))
+		for i, c := range st.calls {
+			calls[i] = c.describe()
+		}
+		parts = append(parts, "parallel ["+strings.Join(calls, " | ")+"]")
 	case kindTurn:
 		if st.hasArgs {
 			if st.args == nil {

@@ -183,6 +183,7 @@ func TestSchemaHasTheFormatsFields(t *testing.T) {
 		"/$defs/complete":   reflect.TypeFor[completionDoc](),
 		"/$defs/complete/properties/failure/oneOf/1": reflect.TypeFor[failureDoc](),
 		"/$defs/expect":                          reflect.TypeFor[expect](),
+		"/$defs/call":                            reflect.TypeFor[callDoc](),
 		"/$defs/change":                          reflect.TypeFor[changeWant](),
 		"/$defs/problem":                         reflect.TypeFor[problemWant](),
 		"/$defs/problem/properties/errors/items": reflect.TypeFor[fieldErrorWant](),

@@ -50,10 +50,11 @@ const (
 	kindTurn stepKind = iota
 	kindReset
 	kindComplete
+	kindParallel // the calls of one model message, sent at once
 )
 
 func (k stepKind) String() string {
-	return [...]string{"turn", "reset", "complete"}[k]
+	return [...]string{"turn", "reset", "complete", "parallel"}[k]
 }
 
 // step is one thing the script does and what it expects back.
@@ -64,11 +65,18 @@ type step struct {
 	user string
 	kind stepKind
 
+	// tool is the contract a turn is sent with, when not the script's; a
+	// reset or a completion names it only when set.
+	tool    string
 	hasArgs bool
 	args    map[string]any // nil with hasArgs: no arguments sent
 	confirm *bool
 	turnID  string
 	advance time.Duration
+	// calls are a parallel step's turns, each a step of kind turn with the
+	// parallel step's number; call is a call's 1-based place among them.
+	calls []*step
+	call  int
 
 	complete *completion
 	expect   *expect
