@@ -283,7 +283,7 @@ func (sl *slotdSide) turn(cfg Config) turnFunc {
 	client := slotdv1.NewSlotServiceClient(sl.conn)
 	return func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
 		st := d.Steps[step]
-		req := &slotdv1.TurnRequest{ConversationId: conv, Tool: d.Tool, TurnId: turnID, Arguments: st.args,
+		req := &slotdv1.TurnRequest{ConversationId: conv, Tool: d.tool(step), TurnId: turnID, Arguments: st.args,
 			Locale: d.Locale, TimeZone: d.Zone}
 		if st.Confirm != nil {
 			req.Confirmation = &slotdv1.Confirmation{Accept: *st.Confirm}
@@ -331,8 +331,7 @@ func openDirect(ctx context.Context, cfg Config, dbURL, metricsURL string, rep *
 		t := templates[slices.IndexFunc(dialogues, func(x Dialogue) bool { return x.Name == d.Name })][step]
 		key := session.Key{Tenant: cfg.Tenant, ConversationID: conv}
 		_, err := store.Turn(ctx, key, turnID, func(open []*session.Session) (*session.Commit, error) {
-			active := only(open)
-			return rebase(t, active, key, turnID, time.Now().UTC())
+			return rebase(t, open, key, turnID, time.Now().UTC())
 		})
 		return err
 	}}, nil

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -80,7 +81,7 @@ func TestRebase(t *testing.T) {
 	// The second step on a live session already at version 7.
 	active := s.Clone()
 	active.Version = 7
-	second, err := rebase(tpls[0][1], active, key, "live-1/2", now)
+	second, err := rebase(tpls[0][1], []*session.Session{active}, key, "live-1/2", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +98,58 @@ func TestRebase(t *testing.T) {
 	}
 	if _, err := rebase(tpls[0][1], nil, key, "live-1/2", now); err == nil {
 		t.Error("rebase of a second step on a conversation without a session: no error")
+	}
+}
+
+// The digression's turns are rebased onto the live session of their own
+// tool, the other open one left as it is; the balance check's new session
+// takes the dispute's card, as the engine did.
+func TestRebaseDigression(t *testing.T) {
+	t.Parallel()
+	cat, err := contract.LoadDir("../../contracts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := Mix()
+	i := slices.IndexFunc(ds, func(d Dialogue) bool { return d.Name == "dispute-digression" })
+	if i < 0 {
+		t.Fatal("the mix has no dispute-digression")
+	}
+	ds = ds[i : i+1]
+	if err := prepare(ds); err != nil {
+		t.Fatal(err)
+	}
+	tpls, err := captureTemplates(context.Background(), cat, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := session.Key{Tenant: "acme", ConversationID: "live-2"}
+	now := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
+	dispute := &session.Session{ID: "live-dispute", Key: key, Tool: "bank.open_dispute", Version: 4, Open: true}
+
+	balance, err := rebase(tpls[0][1], []*session.Session{dispute}, key, "live-2/2", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := balance.Session
+	if b.Tool != "bank.check_balance" || b.ID == dispute.ID || b.Version != 1 || b.State.Slots["card_last4"] != "4417" {
+		t.Errorf("the balance check: %s %s v%d slots %v, want a new bank.check_balance v1 with the card carried", b.Tool, b.ID, b.Version, b.State.Slots)
+	}
+	if len(balance.Ended) != 0 {
+		t.Errorf("the balance check ended %d sessions, want none: the dispute is parked", len(balance.Ended))
+	}
+
+	parked := b.Clone()
+	parked.Version = 2
+	back, err := rebase(tpls[0][2], []*session.Session{parked, dispute}, key, "live-2/3", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Session.ID != dispute.ID || back.Session.Version != 5 || back.Turn.SessionID != dispute.ID {
+		t.Errorf("back to the dispute: session %s v%d, turn on %s; want %s v5", back.Session.ID, back.Session.Version, back.Turn.SessionID, dispute.ID)
+	}
+	if _, err := rebase(tpls[0][2], []*session.Session{dispute}, key, "live-2/3", now); err == nil {
+		t.Error("rebase of the way back on a conversation without the balance check open: no error")
 	}
 }
 

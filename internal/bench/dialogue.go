@@ -10,6 +10,9 @@ import (
 
 // Step is one user turn of a dialogue and the action slotd must answer.
 type Step struct {
+	// Tool is the contract of this turn when not the dialogue's: a
+	// digression to another tool in the same conversation.
+	Tool string
 	// Args are the model's raw arguments, dirty as models send them; nil
 	// for a confirmation.
 	Args map[string]any
@@ -22,7 +25,8 @@ type Step struct {
 	args *structpb.Struct // Args, built once and shared by every conversation
 }
 
-// Dialogue is a scripted conversation with one tool.
+// Dialogue is a scripted conversation with one tool, and the steps that
+// digress to others.
 type Dialogue struct {
 	Name   string
 	Tool   string
@@ -34,10 +38,20 @@ type Dialogue struct {
 func yes() *bool { t := true; return &t }
 func no() *bool  { f := false; return &f }
 
+// tool is the contract step i is sent with.
+func (d *Dialogue) tool(i int) string {
+	if t := d.Steps[i].Tool; t != "" {
+		return t
+	}
+	return d.Tool
+}
+
 // Mix is the realistic mix of dialogues of the shipped contracts: the
 // seed's card dispute, one with re-confirmed (and one declined) changes of
 // irreversible values, one whose model sends values that are refused
-// first, and a flight search that changes its date after READY.
+// first, a flight search that changes its date after READY, and a dispute
+// interrupted by a balance check (which takes the dispute's card) and
+// taken up again, with two sessions open at once.
 func Mix() []Dialogue {
 	return []Dialogue{
 		{
@@ -76,6 +90,16 @@ func Mix() []Dialogue {
 				{Args: map[string]any{"to": "KBP"}, Want: slotdv1.Action_ACTION_ASK},
 				{Args: map[string]any{"date": "завтра"}, Want: slotdv1.Action_ACTION_READY},
 				{Args: map[string]any{"date": "післязавтра", "from": "MAD"}, Want: slotdv1.Action_ACTION_READY},
+			},
+		},
+		{
+			Name: "dispute-digression", Tool: "bank.open_dispute", Locale: "ru", Zone: "Europe/Moscow",
+			Steps: []Step{
+				{Args: map[string]any{"card_last4": "карта 4417", "operation_date": "вчера", "amount": "1 200,50 ₽", "reason": ""}, Want: slotdv1.Action_ACTION_ASK},
+				{Tool: "bank.check_balance", Args: map[string]any{"card_last4": nil}, Want: slotdv1.Action_ACTION_READY},
+				{Args: map[string]any{"reason": "списали дважды"}, Want: slotdv1.Action_ACTION_ASK},
+				{Args: map[string]any{"original_operation_id": " op-20260822-0117 "}, Want: slotdv1.Action_ACTION_CONFIRM},
+				{Confirm: yes(), Want: slotdv1.Action_ACTION_READY},
 			},
 		},
 	}

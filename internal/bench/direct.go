@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,9 +21,9 @@ import (
 // arguments, normalizing, merging, deciding and encoding the response.
 
 // template is the engine's commit for one step of a dialogue, and the
-// session it was computed from.
+// conversation's open sessions it was computed from.
 type template struct {
-	before *session.Session // nil when the conversation had no active session
+	open   []*session.Session
 	commit *session.Commit
 }
 
@@ -35,7 +36,7 @@ type recorder struct {
 func (r *recorder) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
 	return r.Store.Turn(ctx, key, turnID, func(open []*session.Session) (*session.Commit, error) {
 		c, err := fn(open)
-		r.last = template{before: only(open), commit: c}
+		r.last = template{open: open, commit: c}
 		return c, err
 	})
 }
@@ -47,12 +48,12 @@ func captureTemplates(ctx context.Context, cat *contract.Catalog, ds []Dialogue)
 	engine := session.NewEngine(rec, cat, nil)
 	out := make([][]template, len(ds))
 	for i, d := range ds {
-		if cat.Get(d.Tool) == nil {
-			return nil, fmt.Errorf("dialogue %s: the contracts lack the tool %s", d.Name, d.Tool)
-		}
 		for j, st := range d.Steps {
+			if cat.Get(d.tool(j)) == nil {
+				return nil, fmt.Errorf("dialogue %s: the contracts lack the tool %s", d.Name, d.tool(j))
+			}
 			req := session.TurnRequest{
-				ConversationID: "template-" + d.Name, Tool: d.Tool, TurnID: fmt.Sprintf("t%d", j+1),
+				ConversationID: "template-" + d.Name, Tool: d.tool(j), TurnID: fmt.Sprintf("t%d", j+1),
 				Confirmation: st.Confirm, Locale: d.Locale, TimeZone: d.Zone,
 			}
 			if st.args != nil {
@@ -73,18 +74,25 @@ func captureTemplates(ctx context.Context, cat *contract.Catalog, ds []Dialogue)
 
 // rebase turns a template commit into the commit of the same step in a live
 // conversation: its session ids, versions, key and turn id, with the
-// template's data (slots, request, response, changes) as they are.
-func rebase(t template, active *session.Session, key session.Key, turnID string, now time.Time) (*session.Commit, error) {
-	if (t.before == nil) != (active == nil) {
-		return nil, fmt.Errorf("bench: the conversation's session does not match the dialogue (active %v, template %v)", active != nil, t.before != nil)
+// template's data (slots, request, response, changes) as they are. The
+// template's open sessions are the live ones of the same tools.
+func rebase(t template, open []*session.Session, key session.Key, turnID string, now time.Time) (*session.Commit, error) {
+	if len(open) != len(t.open) {
+		return nil, fmt.Errorf("bench: the conversation has %d open sessions, the dialogue %d", len(open), len(t.open))
+	}
+	live := map[string]*session.Session{} // by template session id
+	for _, tpl := range t.open {
+		i := slices.IndexFunc(open, func(s *session.Session) bool { return s.Tool == tpl.Tool })
+		if i < 0 {
+			return nil, fmt.Errorf("bench: the conversation has no open session of %s, as the dialogue has", tpl.Tool)
+		}
+		live[tpl.ID] = open[i]
 	}
 	ids := map[string]string{}
-	var shift int64
-	if active != nil {
-		ids[t.before.ID] = active.ID
-		shift = active.Version - t.before.Version
-	}
 	id := func(tplID string) string {
+		if s, ok := live[tplID]; ok {
+			return s.ID
+		}
 		if v, ok := ids[tplID]; ok {
 			return v
 		}
@@ -96,19 +104,17 @@ func rebase(t template, active *session.Session, key session.Key, turnID string,
 		return ids[tplID]
 	}
 	version := func(tplID string, v int64) int64 {
-		if t.before != nil && tplID == t.before.ID {
-			return v + shift
+		if s, ok := live[tplID]; ok {
+			return v + s.Version - versionOf(t.open, tplID)
 		}
 		return v
 	}
 	sess := func(s *session.Session) *session.Session {
 		c := s.Clone()
 		c.ID, c.Key, c.Version = id(s.ID), key, version(s.ID, s.Version)
-		c.UpdatedAt = now
-		if active != nil && s.ID == t.before.ID {
-			c.CreatedAt = active.CreatedAt
-		} else {
-			c.CreatedAt = now
+		c.UpdatedAt, c.CreatedAt = now, now
+		if l, ok := live[s.ID]; ok {
+			c.CreatedAt = l.CreatedAt
 		}
 		if !c.EndedAt.IsZero() {
 			c.EndedAt = now
@@ -138,6 +144,16 @@ func rebase(t template, active *session.Session, key session.Key, turnID string,
 	return out, nil
 }
 
+// versionOf is the version of the session id among ss.
+func versionOf(ss []*session.Session, id string) int64 {
+	for _, s := range ss {
+		if s.ID == id {
+			return s.Version
+		}
+	}
+	return 0
+}
+
 // explain says what a response asked or refused, by slot names.
 func explain(res *session.Result) string {
 	out := ""
@@ -150,12 +166,4 @@ func explain(res *session.Result) string {
 		}
 	}
 	return out
-}
-
-// only is the one open session of a conversation of one tool, or nil.
-func only(open []*session.Session) *session.Session {
-	if len(open) == 0 {
-		return nil
-	}
-	return open[0]
 }
