@@ -71,6 +71,13 @@ func TestNodeExampleRunsTheSeedDialogue(t *testing.T) {
 		"(slotd's bank.open_dispute), properties ",
 		"ACTION_ASK: Что случилось с операцией на 1200.50 ₽",
 		"allowed: duplicate, fraud, not_received, wrong_amount",
+		"step 2 (bank.check_balance) user: ",
+		`ACTION_READY: call the backend with {"card_last4":"4417"}`,
+		"parked: bank.open_dispute (missing reason)",
+		"step 3 (bank.open_dispute) user: ",
+		"resumed: Возвращаемся: спор по операции. Уже известно: карта: 4417;",
+		"осталось уточнить: исходная операция.",
+		"parked: bank.check_balance (missing nothing)",
 		"ACTION_ASK: Какая из двух операций по карте •• 4417 была первой?",
 		"ACTION_CONFIRM: ",
 		"ACTION_READY: ",
@@ -83,7 +90,7 @@ func TestNodeExampleRunsTheSeedDialogue(t *testing.T) {
 }
 
 // TestNodeExampleFailsOnAnUnexpectedAction runs the example against a slotd
-// whose dispute contract needs no approval: the third step answers READY
+// whose dispute contract needs no approval: the fourth step answers READY
 // where the example expects CONFIRM, and the example must say so and fail.
 func TestNodeExampleFailsOnAnUnexpectedAction(t *testing.T) {
 	t.Parallel()
@@ -114,7 +121,7 @@ func TestNodeExampleFailsOnAnUnexpectedAction(t *testing.T) {
 	if err == nil {
 		t.Fatalf("node dispute.mjs exited 0 on a dialogue without approval; output:\n%s", out)
 	}
-	if want := "step 3: expected ACTION_CONFIRM, got ACTION_READY"; !strings.Contains(out, want) {
+	if want := "step 4: expected ACTION_CONFIRM, got ACTION_READY"; !strings.Contains(out, want) {
 		t.Errorf("the example's output lacks %q; output:\n%s", want, out)
 	}
 }
