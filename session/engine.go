@@ -98,9 +98,9 @@ func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
 	}
 	id := newID()
 	applied, err := e.store.Turn(ctx, Key{Tenant: req.Tenant, ConversationID: req.ConversationID}, req.TurnID,
-		func(open []*Session) (*Commit, error) {
+		func(cv Conversation) (*Commit, error) {
 			_, commit, err := plan(planInput{contract: c, contracts: e.contracts, config: e.defaults, req: req,
-				open: open, zones: e.zonesOf(req, open), newID: id})
+				open: cv.Open, left: cv.Left, zones: e.zonesOf(req, cv.Open), newID: id})
 			return commit, err
 		})
 	if err != nil {

@@ -63,12 +63,15 @@ const resumeGap = 2 * time.Second
 // more than resumeGap before this one.
 func (t *turn) cameBack() bool {
 	last, now := t.s.UpdatedAt, t.in.req.Now
+	away := func(at time.Time) bool { return at.Sub(last) > resumeGap && now.Sub(at) > resumeGap }
 	for _, o := range t.others {
-		if o.UpdatedAt.Sub(last) > resumeGap && now.Sub(o.UpdatedAt) > resumeGap {
+		if away(o.UpdatedAt) {
 			return true
 		}
 	}
-	return false
+	// A tool used and finished in between (a balance looked up and its
+	// backend call completed) has left the open set, and counts the same.
+	return t.in.left.Tool != "" && t.in.left.Tool != t.s.Tool && away(t.in.left.At)
 }
 
 // carry fills a new session from the other open sessions' slots.

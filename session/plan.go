@@ -39,6 +39,8 @@ type planInput struct {
 	// open are the conversation's open sessions: at most one per tool,
 	// active, or ended outside a turn and not yet seen by one.
 	open []*Session
+	// left is the last use of a session that has left the open set.
+	left Use
 	// zones are the time zones the turn may resolve dates in (the
 	// request's and the open sessions'), by name.
 	zones map[string]*time.Location

@@ -94,7 +94,7 @@ func (c *convo) plan(req TurnRequest) (*Result, error) {
 		}
 	}
 	res, commit, err := plan(planInput{contract: c.cat.Get(req.Tool), contracts: c.cat, config: c.cfg, req: req,
-		open: open, zones: zones, newID: fmt.Sprintf("0190a1b2-c3d4-7e5f-8a9b-%012d", c.n)})
+		open: open, left: c.left(), zones: zones, newID: fmt.Sprintf("0190a1b2-c3d4-7e5f-8a9b-%012d", c.n)})
 	if js(open) != before {
 		c.t.Fatalf("planning %s changed the sessions it was given", req.TurnID)
 	}
@@ -127,6 +127,18 @@ func (c *convo) open() []*Session {
 	}
 	slices.SortFunc(out, func(a, b *Session) int { return strings.Compare(a.ID, b.ID) })
 	return out
+}
+
+// left is the last use of a session that has left the open set, as a store
+// reads it.
+func (c *convo) left() Use {
+	var u Use
+	for _, s := range c.sessions {
+		if !s.Open && s.UpdatedAt.After(u.At) {
+			u = Use{Tool: s.Tool, At: s.UpdatedAt}
+		}
+	}
+	return u
 }
 
 // send plans a turn of tool with args and fails the test on an error.
@@ -362,6 +374,43 @@ func TestPlanDigression(t *testing.T) {
 		if next := c.send(dispute, map[string]any{"operation_date": "вчера"}); next.Resumed || next.Notice != "" {
 			t.Errorf("%s: said twice: %q", tc.tool, next.Notice)
 		}
+	}
+}
+
+// A digression that finished (its backend call completed, so its session
+// left the open set) is a digression all the same: coming back says so. A
+// session that finished before the dispute's last turn is not.
+func TestPlanResumedAfterAFinishedDigression(t *testing.T) {
+	t.Parallel()
+	c := newConvo(t)
+	c.send(flights, map[string]any{"from": "MAD", "to": "KBP"})
+	finish := func(tool string) {
+		for _, s := range c.sessions {
+			if s.Tool == tool && s.Open {
+				s.Status, s.Open, s.UpdatedAt, s.EndedAt = Completed, false, c.now, c.now
+			}
+		}
+	}
+	c.now = c.now.Add(time.Minute)
+	finish(flights)
+	c.now = c.now.Add(time.Minute)
+	first := c.send(dispute, map[string]any{"card_last4": "4417", "amount": "1 200 ₽"})
+	c.now = c.now.Add(time.Minute)
+	if next := c.send(dispute, map[string]any{"reason": "fraud"}); next.Resumed {
+		t.Errorf("a flight search finished before the dispute began: resumed, want not")
+	}
+	c.now = c.now.Add(2 * time.Minute)
+	c.send(flights, map[string]any{"from": "MAD", "to": "KBP"})
+	c.now = c.now.Add(20 * time.Second)
+	finish(flights)
+	c.now = c.now.Add(time.Minute)
+	back := c.send(dispute, map[string]any{"operation_date": "вчера"})
+	if back.Session.ID != first.Session.ID || !back.Resumed || !strings.Contains(back.Notice, "карта: 4417") {
+		t.Errorf("back on the dispute after a finished flight search: %s resumed %v notice %q, want the dispute, said so",
+			back.Session.ID, back.Resumed, back.Notice)
+	}
+	if len(back.OpenSessions) != 0 {
+		t.Errorf("open sessions %s, want none: the flight search finished", js(back.OpenSessions))
 	}
 }
 

@@ -178,10 +178,31 @@ type History struct {
 	Changes []ChangeRecord
 }
 
-// TurnFunc computes a commit from the conversation's open sessions (see
-// Session.Open), in no particular order. It runs while the conversation is
-// locked.
-type TurnFunc func(open []*Session) (*Commit, error)
+// Conversation is what a turn reads of its conversation under the lock.
+type Conversation struct {
+	// Open are the conversation's open sessions (see Session.Open), in no
+	// particular order.
+	Open []*Session
+	// Left is the session that left the open set last (completed,
+	// cancelled, failed, or ended and seen by a turn): its tool and when it
+	// was last used; zero when none has. By it a turn tells that another
+	// tool was used and finished since its own session's last turn.
+	Left Use
+}
+
+// Use is when a session of a tool was last used.
+type Use struct {
+	Tool string
+	At   time.Time
+}
+
+// TurnFunc computes a turn's commit from its conversation. It runs while
+// the conversation is locked.
+type TurnFunc func(c Conversation) (*Commit, error)
+
+// OpenFunc computes a commit from a conversation's open sessions, in no
+// particular order. It runs while the conversation is locked.
+type OpenFunc func(open []*Session) (*Commit, error)
 
 // Store keeps sessions. Implementations pass sessiontest.Run.
 type Store interface {
@@ -196,7 +217,7 @@ type Store interface {
 	// UpdateOpen locks a conversation, calls fn with its open sessions,
 	// writes fn's commit and returns it; ErrNotFound when the conversation
 	// has none.
-	UpdateOpen(ctx context.Context, key Key, fn TurnFunc) (*Commit, error)
+	UpdateOpen(ctx context.Context, key Key, fn OpenFunc) (*Commit, error)
 	// Session reads one session.
 	Session(ctx context.Context, l Lookup) (*Session, error)
 	// History reads a session's turns and changes.

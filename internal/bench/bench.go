@@ -330,8 +330,8 @@ func openDirect(ctx context.Context, cfg Config, dbURL, metricsURL string, rep *
 	return &directSide{pool: pool, turn: func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
 		t := templates[slices.IndexFunc(dialogues, func(x Dialogue) bool { return x.Name == d.Name })][step]
 		key := session.Key{Tenant: cfg.Tenant, ConversationID: conv}
-		_, err := store.Turn(ctx, key, turnID, func(open []*session.Session) (*session.Commit, error) {
-			return rebase(t, open, key, turnID, time.Now().UTC())
+		_, err := store.Turn(ctx, key, turnID, func(cv session.Conversation) (*session.Commit, error) {
+			return rebase(t, cv.Open, key, turnID, time.Now().UTC())
 		})
 		return err
 	}}, nil

@@ -34,9 +34,9 @@ type recorder struct {
 }
 
 func (r *recorder) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
-	return r.Store.Turn(ctx, key, turnID, func(open []*session.Session) (*session.Commit, error) {
-		c, err := fn(open)
-		r.last = template{open: open, commit: c}
+	return r.Store.Turn(ctx, key, turnID, func(cv session.Conversation) (*session.Commit, error) {
+		c, err := fn(cv)
+		r.last = template{open: cv.Open, commit: c}
 		return c, err
 	})
 }

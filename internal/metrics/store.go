@@ -35,7 +35,7 @@ func (s *store) Update(ctx context.Context, l session.Lookup, fn func(*session.S
 	return c, err
 }
 
-func (s *store) UpdateOpen(ctx context.Context, key session.Key, fn session.TurnFunc) (*session.Commit, error) {
+func (s *store) UpdateOpen(ctx context.Context, key session.Key, fn session.OpenFunc) (*session.Commit, error) {
 	c, err := s.Store.UpdateOpen(ctx, key, fn)
 	if err == nil {
 		s.m.commit(c)

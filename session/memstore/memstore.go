@@ -85,7 +85,7 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 	if t, ok := c.turns[turnID]; ok {
 		return session.Applied{Replayed: true, Tool: t.tool, Response: append([]byte(nil), t.response...)}, nil
 	}
-	commit, err := fn(st.open(key))
+	commit, err := fn(session.Conversation{Open: st.open(key), Left: st.left(key)})
 	if err != nil {
 		return session.Applied{}, err
 	}
@@ -109,6 +109,20 @@ func (st *Store) open(key session.Key) []*session.Session {
 		}
 	}
 	return out
+}
+
+// left is the last use of a conversation's session that has left the open
+// set.
+func (st *Store) left(key session.Key) session.Use {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var u session.Use
+	for _, s := range st.sessions {
+		if s.Key == key && !s.Open && s.UpdatedAt.After(u.At) {
+			u = session.Use{Tool: s.Tool, At: s.UpdatedAt}
+		}
+	}
+	return u
 }
 
 func (st *Store) write(commit *session.Commit) {
@@ -156,7 +170,7 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 }
 
 // UpdateOpen implements session.Store.
-func (st *Store) UpdateOpen(ctx context.Context, key session.Key, fn session.TurnFunc) (*session.Commit, error) {
+func (st *Store) UpdateOpen(ctx context.Context, key session.Key, fn session.OpenFunc) (*session.Commit, error) {
 	c := st.conversation(key)
 	if err := lockConversation(ctx, c); err != nil {
 		return nil, err

@@ -101,6 +101,12 @@ const (
 	// index sessions_open: a few rows, whatever the table holds.
 	selectOpen = `SELECT ` + sessionColumns + ` FROM sessions s
 		WHERE s.tenant = $1 AND s.conversation_id = $2 AND s.open`
+	// selectLeft reads the last use of a session that has left the open
+	// set, through the primary key's conversation prefix: the rows of one
+	// conversation.
+	selectLeft = `SELECT tool, updated_at FROM sessions s
+		WHERE s.tenant = $1 AND s.conversation_id = $2 AND NOT s.open
+		ORDER BY s.updated_at DESC LIMIT 1`
 	selectOpenOfTool = `SELECT ` + sessionColumns + ` FROM sessions s
 		WHERE s.tenant = $1 AND s.conversation_id = $2 AND s.open AND s.tool = $3 AND s.status = 'active'`
 	selectRecentOpen = `SELECT ` + sessionColumns + ` FROM sessions s
@@ -139,15 +145,16 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 		b.Queue(lockConversation, key.Tenant, key.ConversationID)
 		b.Queue(selectTurnResponse, key.Tenant, key.ConversationID, turnID)
 		b.Queue(selectOpen, key.Tenant, key.ConversationID)
+		b.Queue(selectLeft, key.Tenant, key.ConversationID)
 		br := tx.SendBatch(ctx, b)
-		open, err := readTurn(br, &applied)
+		cv, err := readTurn(br, &applied)
 		if cerr := br.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil || applied.Replayed {
 			return err
 		}
-		if applied.Commit, err = fn(open); err != nil {
+		if applied.Commit, err = fn(cv); err != nil {
 			return err
 		}
 		if t := applied.Commit.Turn; t != nil {
@@ -162,27 +169,35 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 }
 
 // readTurn reads the answers of a turn's first batch: the stored response
-// of a turn_id seen before, else the conversation's open sessions.
-func readTurn(br pgx.BatchResults, applied *session.Applied) ([]*session.Session, error) {
+// of a turn_id seen before, else the conversation as the turn reads it.
+func readTurn(br pgx.BatchResults, applied *session.Applied) (session.Conversation, error) {
+	var cv session.Conversation
 	if _, err := br.Exec(); err != nil {
-		return nil, err
+		return cv, err
 	}
 	if _, err := br.Exec(); err != nil {
-		return nil, err
+		return cv, err
 	}
 	err := br.QueryRow().Scan(&applied.Response, &applied.Tool)
 	switch {
 	case err == nil:
 		applied.Replayed = true
-		return nil, nil
+		return cv, nil
 	case !errors.Is(err, pgx.ErrNoRows):
-		return nil, err
+		return cv, err
 	}
 	rows, err := br.Query()
 	if err != nil {
-		return nil, err
+		return cv, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*session.Session, error) { return scanSession(r) })
+	if cv.Open, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*session.Session, error) { return scanSession(r) }); err != nil {
+		return cv, err
+	}
+	err = br.QueryRow().Scan(&cv.Left.Tool, &cv.Left.At)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = nil
+	}
+	return cv, err
 }
 
 // write queues a commit's statements in one batch.
@@ -284,7 +299,7 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 }
 
 // UpdateOpen implements session.Store.
-func (st *Store) UpdateOpen(ctx context.Context, key session.Key, fn session.TurnFunc) (*session.Commit, error) {
+func (st *Store) UpdateOpen(ctx context.Context, key session.Key, fn session.OpenFunc) (*session.Commit, error) {
 	var commit *session.Commit
 	err := st.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, lockConversation, key.Tenant, key.ConversationID)

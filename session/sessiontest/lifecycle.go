@@ -57,7 +57,7 @@ func testEndSessionsSkipsBusy(t *testing.T, h *harness) {
 	holding, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := h.storeTurn(busy, "held-turn", func(open []*session.Session) (*session.Commit, error) {
+		_, _, err := h.storeTurn(busy, "held-turn", func(session.Conversation) (*session.Commit, error) {
 			close(holding)
 			<-release
 			return nil, errors.New("give up")

@@ -122,6 +122,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 	t.Run("Store", func(t *testing.T) {
 		t.Parallel()
 		t.Run("RoundTrip", func(t *testing.T) { testStoreRoundTrip(t, setup(t)) })
+		t.Run("Left", func(t *testing.T) { testStoreLeft(t, setup(t)) })
 	})
 }
 
@@ -229,9 +230,9 @@ func (h *harness) slowEngine() *session.Engine {
 type slowStore struct{ session.Store }
 
 func (s slowStore) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
-	return s.Store.Turn(ctx, key, turnID, func(open []*session.Session) (*session.Commit, error) {
+	return s.Store.Turn(ctx, key, turnID, func(cv session.Conversation) (*session.Commit, error) {
 		time.Sleep(2 * time.Millisecond)
-		return fn(open)
+		return fn(cv)
 	})
 }
 

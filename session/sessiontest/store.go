@@ -75,8 +75,8 @@ func counter(s *session.Session) int {
 
 func testStoreReplay(t *testing.T, h *harness) {
 	key := h.key()
-	first, replayed, err := h.storeTurn(key, "turn-1", func(open []*session.Session) (*session.Commit, error) {
-		active := only(open)
+	first, replayed, err := h.storeTurn(key, "turn-1", func(cv session.Conversation) (*session.Commit, error) {
+		active := only(cv.Open)
 		if active != nil {
 			t.Errorf("first turn of a new conversation got active session %s", js(active))
 		}
@@ -86,8 +86,8 @@ func testStoreReplay(t *testing.T, h *harness) {
 		t.Fatalf("first Turn: replayed %v, error %v; want false, nil", replayed, err)
 	}
 	called := false
-	second, replayed, err := h.storeTurn(key, "turn-1", func(open []*session.Session) (*session.Commit, error) {
-		active := only(open)
+	second, replayed, err := h.storeTurn(key, "turn-1", func(cv session.Conversation) (*session.Commit, error) {
+		active := only(cv.Open)
 		called = true
 		return storeCommit(active, key, "turn-1", Now, map[string]any{"n": "2"}), nil
 	})
@@ -120,8 +120,8 @@ func testStoreTurnsSerialize(t *testing.T, h *harness) {
 		wg.Go(func() {
 			<-start
 			id := fmt.Sprintf("turn-%02d", i)
-			_, _, errs[i] = h.storeTurn(key, id, func(open []*session.Session) (*session.Commit, error) {
-				active := only(open)
+			_, _, errs[i] = h.storeTurn(key, id, func(cv session.Conversation) (*session.Commit, error) {
+				active := only(cv.Open)
 				if inside.Add(1) > 1 {
 					overlaps.Add(1)
 				}
@@ -157,8 +157,8 @@ func testStoreTurnsSerialize(t *testing.T, h *harness) {
 func testStoreUpdatesSerialize(t *testing.T, h *harness) {
 	const n = 10 // turns, and as many updates
 	key := h.key()
-	if _, _, err := h.storeTurn(key, "turn-start", func(open []*session.Session) (*session.Commit, error) {
-		active := only(open)
+	if _, _, err := h.storeTurn(key, "turn-start", func(cv session.Conversation) (*session.Commit, error) {
+		active := only(cv.Open)
 		return storeCommit(active, key, "turn-start", Now, map[string]any{"n": "1"}), nil
 	}); err != nil {
 		t.Fatalf("first Turn: %v", err)
@@ -170,8 +170,8 @@ func testStoreUpdatesSerialize(t *testing.T, h *harness) {
 		wg.Go(func() {
 			<-start
 			id := fmt.Sprintf("turn-%02d", i)
-			_, _, errs[i] = h.storeTurn(key, id, func(open []*session.Session) (*session.Commit, error) {
-				active := only(open)
+			_, _, errs[i] = h.storeTurn(key, id, func(cv session.Conversation) (*session.Commit, error) {
+				active := only(cv.Open)
 				next := counter(active) + 1
 				time.Sleep(time.Millisecond)
 				return storeCommit(active, key, id, Now, map[string]any{"n": strconv.Itoa(next)}), nil
@@ -209,8 +209,8 @@ func testTurnFuncError(t *testing.T, h *harness) {
 	key := h.key()
 
 	// On a new conversation: no session, and the turn_id is not spent.
-	_, _, err := h.storeTurn(key, "turn-1", func(open []*session.Session) (*session.Commit, error) {
-		active := only(open)
+	_, _, err := h.storeTurn(key, "turn-1", func(cv session.Conversation) (*session.Commit, error) {
+		active := only(cv.Open)
 		return storeCommit(active, key, "turn-1", Now, map[string]any{"n": "1"}), errBoom
 	})
 	wantErr(t, "Turn whose function fails", err, errBoom)
@@ -218,8 +218,8 @@ func testTurnFuncError(t *testing.T, h *harness) {
 	wantErr(t, "session after a failed first turn", err, session.ErrNotFound)
 
 	called := false
-	_, replayed, err := h.storeTurn(key, "turn-1", func(open []*session.Session) (*session.Commit, error) {
-		active := only(open)
+	_, replayed, err := h.storeTurn(key, "turn-1", func(cv session.Conversation) (*session.Commit, error) {
+		active := only(cv.Open)
 		called = true
 		if active != nil {
 			t.Errorf("retry of a failed first turn got active session %s, want none", js(active))
@@ -233,8 +233,8 @@ func testTurnFuncError(t *testing.T, h *harness) {
 
 	// On a session: a function that scribbles on what it was given and
 	// then fails changes nothing.
-	_, _, err = h.storeTurn(key, "turn-2", func(open []*session.Session) (*session.Commit, error) {
-		active := only(open)
+	_, _, err = h.storeTurn(key, "turn-2", func(cv session.Conversation) (*session.Commit, error) {
+		active := only(cv.Open)
 		c := storeCommit(active, key, "turn-2", Now.Add(time.Minute), map[string]any{"n": "2", "extra": "x"})
 		active.State.Slots["n"] = "scribbled"
 		active.Version = 99
@@ -250,8 +250,8 @@ func testTurnFuncError(t *testing.T, h *harness) {
 		t.Errorf("after a failed turn the history holds %d turns and %d changes, want 1 and 1", len(hist.Turns), len(hist.Changes))
 	}
 	// Nor was its turn_id spent.
-	_, replayed, err = h.storeTurn(key, "turn-2", func(open []*session.Session) (*session.Commit, error) {
-		active := only(open)
+	_, replayed, err = h.storeTurn(key, "turn-2", func(cv session.Conversation) (*session.Commit, error) {
+		active := only(cv.Open)
 		if counter(active) != 1 {
 			t.Errorf("retry of a failed turn sees n = %d, want 1", counter(active))
 		}
@@ -264,8 +264,8 @@ func testTurnFuncError(t *testing.T, h *harness) {
 
 func testUpdateFuncError(t *testing.T, h *harness) {
 	key := h.key()
-	if _, _, err := h.storeTurn(key, "turn-1", func(open []*session.Session) (*session.Commit, error) {
-		active := only(open)
+	if _, _, err := h.storeTurn(key, "turn-1", func(cv session.Conversation) (*session.Commit, error) {
+		active := only(cv.Open)
 		return storeCommit(active, key, "turn-1", Now, map[string]any{"n": "1"}), nil
 	}); err != nil {
 		t.Fatalf("Turn: %v", err)
@@ -315,7 +315,7 @@ func testStoreRoundTrip(t *testing.T, h *harness) {
 		{SessionID: s.ID, Version: 1, TurnID: "turn-1", Slot: "amount", New: "1200.00", Decision: merge.Filled, At: at},
 		{SessionID: s.ID, Version: 1, TurnID: "turn-1", Slot: "amount", Old: "1200.00", New: "1340.00", Decision: merge.Pending, At: at},
 	}
-	resp, replayed, err := h.storeTurn(key, "turn-1", func(open []*session.Session) (*session.Commit, error) {
+	resp, replayed, err := h.storeTurn(key, "turn-1", func(session.Conversation) (*session.Commit, error) {
 		return &session.Commit{Session: s.Clone(), Turn: turn, Changes: changes}, nil
 	})
 	if err != nil || replayed {
@@ -385,5 +385,61 @@ func wantSession(t *testing.T, what string, got, want *session.Session) {
 	}
 	if js(g) != js(w) {
 		t.Errorf("%s: session\n got %s\nwant %s", what, js(g), js(w))
+	}
+}
+
+// testStoreLeft: a turn reads, beside the open sessions, the last use of a
+// session that has left the open set, and of no other conversation's.
+func testStoreLeft(t *testing.T, h *harness) {
+	key := h.key()
+	mk := func(tool string, open bool, at time.Time) *session.Session {
+		return &session.Session{ID: uuid.NewString(), Key: key, Tool: tool, Status: session.Active, Version: 1,
+			State: merge.State{Slots: map[string]any{}}, Locale: "ru", TimeZone: "Europe/Moscow",
+			CreatedAt: at, UpdatedAt: at, Open: open}
+	}
+	var seen []session.Conversation
+	turn := func(k session.Key, id string, s *session.Session) {
+		t.Helper()
+		if _, _, err := h.storeTurn(k, id, func(cv session.Conversation) (*session.Commit, error) {
+			seen = append(seen, cv)
+			return &session.Commit{Session: s}, nil
+		}); err != nil {
+			t.Fatalf("Turn %s: %v", id, err)
+		}
+	}
+	done := func(s *session.Session, at time.Time) *session.Session {
+		s = s.Clone()
+		s.Status, s.Version, s.Open, s.UpdatedAt, s.EndedAt = session.Completed, s.Version+1, false, at, at
+		return s
+	}
+	dispute := mk(Dispute, true, Now)
+	turn(key, "t1", dispute)
+	flights := mk(Flights, true, Now.Add(time.Minute))
+	turn(key, "t2", flights)
+	turn(key, "t3", done(flights, Now.Add(2*time.Minute)))
+	older := mk("bank.check_balance", true, Now.Add(3*time.Minute))
+	turn(key, "t4", older)
+	turn(key, "t5", done(older, Now.Add(4*time.Minute)))
+	// Another conversation's finished session is not this one's.
+	other := session.Key{Tenant: key.Tenant, ConversationID: key.ConversationID + "-other"}
+	late := mk(Flights, false, Now.Add(time.Hour))
+	late.Key, late.Status = other, session.Completed
+	turn(other, "t1", late)
+	turn(key, "t6", nil)
+
+	if len(seen) != 7 {
+		t.Fatalf("%d turns seen, want 7", len(seen))
+	}
+	if l := seen[0].Left; l.Tool != "" || !l.At.IsZero() {
+		t.Errorf("the first turn read %+v as left, want nothing", l)
+	}
+	if l := seen[3].Left; l.Tool != Flights || !l.At.Equal(Now.Add(2*time.Minute)) {
+		t.Errorf("after the flight search finished, left = %+v, want %s at %s", l, Flights, Now.Add(2*time.Minute))
+	}
+	if l := seen[6].Left; l.Tool != "bank.check_balance" || !l.At.Equal(Now.Add(4*time.Minute)) {
+		t.Errorf("left = %+v, want the balance check at %s (the latest, of this conversation)", l, Now.Add(4*time.Minute))
+	}
+	if open := seen[6].Open; len(open) != 1 || open[0].ID != dispute.ID {
+		t.Errorf("open = %d sessions, want only the dispute", len(open))
 	}
 }
