@@ -227,10 +227,11 @@ type Store interface {
 
 	// List reads sessions matching f, ordered by id, at most f.Limit.
 	List(ctx context.Context, f Filter) ([]*Session, error)
-	// EndSessions ends a bounded batch of active sessions matching f, calling
-	// fn for each while its conversation is locked and skipping
-	// conversations locked by a turn. It returns the ids ended (or, with
-	// dryRun, that would be, changing nothing).
+	// EndSessions ends a bounded batch of active sessions matching f, the
+	// oldest (by creation) first, calling fn for each while its
+	// conversation is locked and skipping conversations locked by a turn.
+	// It returns the ids ended (or, with dryRun, that would be, changing
+	// nothing).
 	EndSessions(ctx context.Context, f Filter, dryRun bool, fn EndFunc) ([]string, error)
 	// Purge deletes a bounded batch of sessions ended before f.EndedBefore,
 	// with their turns and history.

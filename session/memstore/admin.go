@@ -45,7 +45,13 @@ func (st *Store) EndSessions(ctx context.Context, f session.Filter, dryRun bool,
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(candidates, func(i, j int) bool { return candidates[i].UpdatedAt.Before(candidates[j].UpdatedAt) })
+	sort.Slice(candidates, func(i, j int) bool {
+		a, b := candidates[i], candidates[j]
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.Before(b.CreatedAt)
+		}
+		return a.ID < b.ID
+	})
 	var ids []string
 	for _, s := range candidates {
 		if len(ids) >= f.Bounded() {

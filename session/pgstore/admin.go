@@ -22,14 +22,19 @@ const (
 		ORDER BY s.id LIMIT $8`
 
 	// lockIdleSessions locks the conversations of matching active
-	// sessions, skipping those a turn holds right now.
+	// sessions, oldest first, skipping those a turn holds right now. It
+	// walks the partial index sessions_active_created: updated_at has no
+	// index, so that a turn's update of its session writes none (see
+	// migration 003). The oldest active sessions are the likely idle ones,
+	// so a batch usually stops early; with none idle it reads every active
+	// session once.
 	lockIdleSessions = `SELECT s.tenant, s.conversation_id, s.id FROM sessions s
 		JOIN conversations c ON c.tenant = s.tenant AND c.conversation_id = s.conversation_id
 		WHERE s.status = 'active'
 		  AND ($1 OR s.tenant = $2)
 		  AND ($3 = '' OR s.tool = $3)
 		  AND ($4::timestamptz IS NULL OR s.updated_at < $4)
-		ORDER BY s.updated_at LIMIT $5
+		ORDER BY s.created_at, s.id LIMIT $5
 		FOR UPDATE OF c SKIP LOCKED`
 
 	purgeEnded = `WITH doomed AS (

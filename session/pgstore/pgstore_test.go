@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -130,5 +131,55 @@ func TestWarnedCommitIsNotAcknowledged(t *testing.T) {
 	req.ConversationID, req.TurnID = "conv-warned-early", "turn-1"
 	if res, err := e.Turn(ctx, req); err != nil || res.Replayed || res.Session.Version != 1 {
 		t.Errorf("a turn with a warning before COMMIT = %+v, %v; want it applied", res, err)
+	}
+}
+
+// A turn's update of its session writes no index (a HOT update): no index
+// of sessions covers a column that every turn changes, and the table
+// leaves room on its pages for the row's next version.
+func TestTurnUpdatesAreHOT(t *testing.T) {
+	t.Parallel()
+	_, url := dbtest.NewPool(t)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One backend does every turn, so that its statistics can be flushed.
+	cfg.MaxConns = 1
+	pgstore.Configure(cfg)
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	ctx := t.Context()
+	e := sessiontest.NewEngine(pgstore.New(pool), sessiontest.Catalog(t))
+	for c := range 3 {
+		for i, slot := range sessiontest.TwentySlots {
+			req := session.TurnRequest{Tenant: "acme-bank", ConversationID: fmt.Sprintf("conv-hot-%d", c), Tool: sessiontest.Twenty,
+				TurnID: fmt.Sprintf("turn-%02d", i), Arguments: map[string]any{slot: "v" + slot}, Now: sessiontest.Now.Add(time.Duration(i) * time.Second)}
+			if _, err := e.Turn(ctx, req); err != nil {
+				t.Fatalf("turn %d: %v", i, err)
+			}
+		}
+	}
+	if _, err := pool.Exec(ctx, `SELECT pg_stat_force_next_flush()`); err != nil {
+		t.Fatal(err)
+	}
+	other := dbtest.Connect(t, url)
+	var upd, hot int64
+	for range 50 {
+		err := other.QueryRow(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'sessions'`).Scan(&upd, &hot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if upd > 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	want := int64(3 * (len(sessiontest.TwentySlots) - 1))
+	if upd < want || float64(hot) < 0.9*float64(upd) {
+		t.Errorf("%d of %d updates of sessions were HOT, want at least %d updates and 90%% of them HOT", hot, upd, want)
 	}
 }
