@@ -85,6 +85,75 @@ func (st *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return err
 }
 
+// inBatches runs one read-committed unit of work in two round trips, the
+// fewest a read, a decision in Go and a write can take: BEGIN rides in
+// first (which must begin with Batch.BeginTx), whose answers read takes;
+// plan then returns the writes, sent in one batch that ends with COMMIT. A
+// nil batch from plan commits alone. As in inTx, a warning answered to the
+// COMMIT's batch means the commit is not known to be replicated.
+func (st *Store) inBatches(ctx context.Context, first *pgx.Batch, read func(pgx.BatchResults) error, plan func() (*pgx.Batch, error)) error {
+	conn, err := st.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	data := conn.Conn().PgConn().CustomData()
+	br := conn.SendBatch(ctx, first)
+	tx := br.Tx()
+	err = read(br)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	var last *pgx.Batch
+	if err == nil {
+		last, err = plan()
+	}
+	if err != nil {
+		_ = tx.Rollback(ctx)
+		delete(data, warningKey)
+		return err
+	}
+	// Only what the COMMIT's batch says counts.
+	delete(data, warningKey)
+	if last == nil {
+		err = tx.Commit(ctx)
+	} else {
+		err = commitBatch(ctx, tx, last)
+	}
+	if _, warned := data[warningKey]; warned {
+		delete(data, warningKey)
+		if err == nil {
+			return errNotReplicated
+		}
+	}
+	return err
+}
+
+// commitBatch sends b with a COMMIT queued last, and rolls back when a
+// statement failed. pgx's Tx is not told of the COMMIT: once it succeeded
+// the transaction is over and the connection idle, and the Tx is dropped.
+func commitBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
+	b.Queue("COMMIT")
+	br := tx.SendBatch(ctx, b)
+	var err error
+	for range b.Len() {
+		var tag pgconn.CommandTag
+		if tag, err = br.Exec(); err != nil {
+			break
+		}
+		if tag.String() == "ROLLBACK" {
+			err = pgx.ErrTxCommitRollback
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = tx.Rollback(ctx)
+	}
+	return err
+}
+
 const sessionColumns = `s.id, s.tenant, s.conversation_id, s.tool, s.status, s.version, s.state,
 	s.last_action, s.approved_key, s.locale, s.time_zone, s.created_at, s.updated_at, s.ended_at, s.open`
 
@@ -119,12 +188,12 @@ const (
 	upsertSession = `INSERT INTO sessions (id, tenant, conversation_id, tool, status, version, state,
 			last_action, approved_key, locale, time_zone, created_at, updated_at, ended_at, open)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-		ON CONFLICT (tenant, conversation_id, id) DO UPDATE SET status = EXCLUDED.status, version = EXCLUDED.version,
+		ON CONFLICT (tenant, conversation_id, id) DO UPDATE SET status = EXCLUDED.status,
+			version = CASE WHEN sessions.version = EXCLUDED.version - 1 THEN EXCLUDED.version ELSE -1 END,
 			state = EXCLUDED.state, last_action = EXCLUDED.last_action,
 			approved_key = EXCLUDED.approved_key, locale = EXCLUDED.locale,
 			time_zone = EXCLUDED.time_zone, updated_at = EXCLUDED.updated_at, ended_at = EXCLUDED.ended_at,
-			open = EXCLUDED.open
-		WHERE sessions.version = EXCLUDED.version - 1`
+			open = EXCLUDED.open`
 	insertTurn = `INSERT INTO turns (tenant, conversation_id, turn_id, session_id, tool, version, action, request, response, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 	insertChange = `INSERT INTO slot_changes (tenant, conversation_id, session_id, version, ord, turn_id, slot, old_value, new_value, decision, created_at)
@@ -135,32 +204,35 @@ const (
 		FROM slot_changes WHERE tenant = $1 AND conversation_id = $2 AND session_id = $3 ORDER BY version, ord`
 )
 
-// Turn implements session.Store.
+// Turn implements session.Store. It takes two round trips: BEGIN,
+// create-if-absent, lock, idempotency check and read in one; the writes and
+// COMMIT in the other.
 func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
 	var applied session.Applied
-	err := st.inTx(ctx, func(tx pgx.Tx) error {
-		// One round trip: create-if-absent, lock, idempotency check, read.
-		b := &pgx.Batch{}
-		b.Queue(ensureConversation, key.Tenant, key.ConversationID)
-		b.Queue(lockConversation, key.Tenant, key.ConversationID)
-		b.Queue(selectTurnResponse, key.Tenant, key.ConversationID, turnID)
-		b.Queue(selectOpen, key.Tenant, key.ConversationID)
-		b.Queue(selectLeft, key.Tenant, key.ConversationID)
-		br := tx.SendBatch(ctx, b)
-		cv, err := readTurn(br, &applied)
-		if cerr := br.Close(); err == nil {
-			err = cerr
+	var cv session.Conversation
+	b := &pgx.Batch{}
+	b.BeginTx(readCommitted)
+	b.Queue(ensureConversation, key.Tenant, key.ConversationID)
+	b.Queue(lockConversation, key.Tenant, key.ConversationID)
+	b.Queue(selectTurnResponse, key.Tenant, key.ConversationID, turnID)
+	b.Queue(selectOpen, key.Tenant, key.ConversationID)
+	b.Queue(selectLeft, key.Tenant, key.ConversationID)
+	err := st.inBatches(ctx, b, func(br pgx.BatchResults) (err error) {
+		cv, err = readTurn(br, &applied)
+		return err
+	}, func() (*pgx.Batch, error) {
+		if applied.Replayed {
+			return nil, nil
 		}
-		if err != nil || applied.Replayed {
-			return err
-		}
+		var err error
 		if applied.Commit, err = fn(cv); err != nil {
-			return err
+			return nil, err
 		}
 		if t := applied.Commit.Turn; t != nil {
 			applied.Response = t.Response
 		}
-		return write(ctx, tx, key, applied.Commit)
+		w := &pgx.Batch{}
+		return w, queueWrites(w, key, applied.Commit)
 	})
 	if err != nil {
 		return session.Applied{}, interpret(err)
@@ -172,11 +244,10 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 // of a turn_id seen before, else the conversation as the turn reads it.
 func readTurn(br pgx.BatchResults, applied *session.Applied) (session.Conversation, error) {
 	var cv session.Conversation
-	if _, err := br.Exec(); err != nil {
-		return cv, err
-	}
-	if _, err := br.Exec(); err != nil {
-		return cv, err
+	for range 3 { // BEGIN, the conversation's row, its lock
+		if _, err := br.Exec(); err != nil {
+			return cv, err
+		}
 	}
 	err := br.QueryRow().Scan(&applied.Response, &applied.Tool)
 	switch {
@@ -200,9 +271,20 @@ func readTurn(br pgx.BatchResults, applied *session.Applied) (session.Conversati
 	return cv, err
 }
 
-// write queues a commit's statements in one batch.
+// write sends a commit's statements in one batch.
 func write(ctx context.Context, tx pgx.Tx, key session.Key, c *session.Commit) error {
 	b := &pgx.Batch{}
+	if err := queueWrites(b, key, c); err != nil {
+		return err
+	}
+	return tx.SendBatch(ctx, b).Close()
+}
+
+// queueWrites queues a commit's statements. Every write advances a
+// session's version by exactly one: an upsert that would not sets it to -1,
+// which the table's check refuses, so that the COMMIT sent after it in the
+// same batch never runs. Holding the conversation's lock, it never should.
+func queueWrites(b *pgx.Batch, key session.Key, c *session.Commit) error {
 	for _, s := range append(append([]*session.Session{}, c.Ended...), c.Session) {
 		if s == nil {
 			continue
@@ -241,22 +323,7 @@ func write(ctx context.Context, tx pgx.Tx, key session.Key, c *session.Commit) e
 		}
 		b.Queue(insertChange, key.Tenant, key.ConversationID, ch.SessionID, ch.Version, ord, turnID, ch.Slot, old, nu, string(ch.Decision), ch.At)
 	}
-	br := tx.SendBatch(ctx, b)
-	for i := 0; i < b.Len(); i++ {
-		tag, err := br.Exec()
-		if err != nil {
-			br.Close()
-			return err
-		}
-		// Every write advances a session's version by exactly one; an upsert
-		// that changed nothing saw a version it should never see while
-		// holding the conversation's lock.
-		if b.QueuedQueries[i].SQL == upsertSession && tag.RowsAffected() != 1 {
-			br.Close()
-			return errStaleVersion
-		}
-	}
-	return br.Close()
+	return nil
 }
 
 // readCommitted pins the isolation every unit of work relies on: each
@@ -266,31 +333,44 @@ var readCommitted = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 
 var errStaleVersion = errors.New("pgstore: session version did not advance")
 
+// versionCheck is the check on sessions.version that a stale upsert breaks.
+const versionCheck = "sessions_version_check"
+
 // Update implements session.Store.
 func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *session.Session) (*session.Commit, error)) (*session.Commit, error) {
 	s, err := st.Session(ctx, l)
 	if err != nil {
 		return nil, err
 	}
+	// Read again under the lock: a turn may have moved on, even to a new
+	// session of the tool.
+	l.Tenant, l.ConversationID = s.Key.Tenant, s.Key.ConversationID
+	if l.SessionID == "" && !l.Latest {
+		l.Tool = s.Tool
+	}
 	var commit *session.Commit
-	err = st.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, lockConversation, s.Key.Tenant, s.Key.ConversationID); err != nil {
-			return err
+	var cur *session.Session
+	b := &pgx.Batch{}
+	b.BeginTx(readCommitted)
+	b.Queue(lockConversation, s.Key.Tenant, s.Key.ConversationID)
+	q, args := lookupQuery(l)
+	b.Queue(q, args...)
+	err = st.inBatches(ctx, b, func(br pgx.BatchResults) error {
+		for range 2 { // BEGIN, the lock
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
 		}
-		// Read again under the lock: a turn may have moved on, even to a
-		// new session of the tool.
-		l.Tenant, l.ConversationID = s.Key.Tenant, s.Key.ConversationID
-		if l.SessionID == "" && !l.Latest {
-			l.Tool = s.Tool
-		}
-		cur, err := scanSession(lookupRow(ctx, tx, l))
-		if err != nil {
-			return err
-		}
+		var err error
+		cur, err = scanSession(br.QueryRow())
+		return err
+	}, func() (*pgx.Batch, error) {
+		var err error
 		if commit, err = fn(cur); err != nil {
-			return err
+			return nil, err
 		}
-		return write(ctx, tx, s.Key, commit)
+		w := &pgx.Batch{}
+		return w, queueWrites(w, s.Key, commit)
 	})
 	if err != nil {
 		return nil, interpret(err)
@@ -301,29 +381,40 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 // UpdateOpen implements session.Store.
 func (st *Store) UpdateOpen(ctx context.Context, key session.Key, fn session.OpenFunc) (*session.Commit, error) {
 	var commit *session.Commit
-	err := st.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, lockConversation, key.Tenant, key.ConversationID)
+	var open []*session.Session
+	b := &pgx.Batch{}
+	b.BeginTx(readCommitted)
+	b.Queue(lockConversation, key.Tenant, key.ConversationID)
+	b.Queue(selectOpen, key.Tenant, key.ConversationID)
+	err := st.inBatches(ctx, b, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil { // BEGIN
+			return err
+		}
+		tag, err := br.Exec()
 		if err != nil {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
 			return session.ErrNotFound
 		}
-		rows, err := tx.Query(ctx, selectOpen, key.Tenant, key.ConversationID)
+		rows, err := br.Query()
 		if err != nil {
 			return err
 		}
-		open, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*session.Session, error) { return scanSession(r) })
-		if err != nil {
+		if open, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*session.Session, error) { return scanSession(r) }); err != nil {
 			return err
 		}
 		if len(open) == 0 {
 			return session.ErrNotFound
 		}
+		return nil
+	}, func() (*pgx.Batch, error) {
+		var err error
 		if commit, err = fn(open); err != nil {
-			return err
+			return nil, err
 		}
-		return write(ctx, tx, key, commit)
+		w := &pgx.Batch{}
+		return w, queueWrites(w, key, commit)
 	})
 	if err != nil {
 		return nil, interpret(err)
@@ -338,15 +429,21 @@ type querier interface {
 
 // lookupRow queries the session a lookup finds.
 func lookupRow(ctx context.Context, q querier, l session.Lookup) pgx.Row {
+	sql, args := lookupQuery(l)
+	return q.QueryRow(ctx, sql, args...)
+}
+
+// lookupQuery is the statement that finds a lookup's session.
+func lookupQuery(l session.Lookup) (string, []any) {
 	switch {
 	case l.SessionID != "":
-		return q.QueryRow(ctx, selectByID, l.SessionID, l.Tenant, l.ConversationID)
+		return selectByID, []any{l.SessionID, l.Tenant, l.ConversationID}
 	case l.Latest:
-		return q.QueryRow(ctx, selectLatest, l.Tenant, l.ConversationID)
+		return selectLatest, []any{l.Tenant, l.ConversationID}
 	case l.Tool != "":
-		return q.QueryRow(ctx, selectOpenOfTool, l.Tenant, l.ConversationID, l.Tool)
+		return selectOpenOfTool, []any{l.Tenant, l.ConversationID, l.Tool}
 	}
-	return q.QueryRow(ctx, selectRecentOpen, l.Tenant, l.ConversationID)
+	return selectRecentOpen, []any{l.Tenant, l.ConversationID}
 }
 
 // Session implements session.Store.
@@ -502,6 +599,8 @@ func interpret(err error) error {
 			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03":
 			// connection exceptions, shutdowns, too many connections, resources
 			return fmt.Errorf("%w (SQLSTATE %s)", session.ErrUnavailable, pgErr.Code)
+		case pgErr.Code == "23514" && pgErr.ConstraintName == versionCheck:
+			return fmt.Errorf("%w (%s)", errStaleVersion, pgErr.ConstraintName)
 		case pgErr.Code == "42P01":
 			// undefined_table: the database is not migrated
 			return fmt.Errorf("%w: schema missing", session.ErrUnavailable)

@@ -1,12 +1,15 @@
 package pgstore_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/slotd/slotd/internal/dbtest"
@@ -181,5 +184,110 @@ func TestTurnUpdatesAreHOT(t *testing.T) {
 	want := int64(3 * (len(sessiontest.TwentySlots) - 1))
 	if upd < want || float64(hot) < 0.9*float64(upd) {
 		t.Errorf("%d of %d updates of sessions were HOT, want at least %d updates and 90%% of them HOT", hot, upd, want)
+	}
+}
+
+// roundTrips counts the statements and batches a pool sends: each is one
+// round trip once its statements are prepared.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// A turn talks to Postgres twice: BEGIN rides with the lock and the reads,
+// COMMIT with the writes. A replayed turn_id costs the same.
+func TestTurnRoundTrips(t *testing.T) {
+	t.Parallel()
+	_, url := dbtest.NewPool(t)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One connection, so that the warm-up turn prepares every statement
+	// on the connection the counted turns use.
+	cfg.MaxConns = 1
+	counter := &roundTrips{}
+	cfg.ConnConfig.Tracer = counter
+	pgstore.Configure(cfg)
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	ctx := t.Context()
+	e := sessiontest.NewEngine(pgstore.New(pool), sessiontest.Catalog(t))
+	turn := func(conv string, i int) session.TurnRequest {
+		slot := sessiontest.TwentySlots[i]
+		return session.TurnRequest{Tenant: "acme-bank", ConversationID: conv, Tool: sessiontest.Twenty,
+			TurnID: fmt.Sprintf("turn-%02d", i), Arguments: map[string]any{slot: "v" + slot}, Now: sessiontest.Now}
+	}
+	for i := range 2 {
+		if _, err := e.Turn(ctx, turn("conv-warm", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const turns = 5
+	start := counter.n.Load()
+	for i := range turns {
+		if _, err := e.Turn(ctx, turn("conv-counted", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := counter.n.Load() - start; got != 2*turns {
+		t.Errorf("%d turns took %d round trips, want %d", turns, got, 2*turns)
+	}
+	start = counter.n.Load()
+	if res, err := e.Turn(ctx, turn("conv-counted", 0)); err != nil || !res.Replayed {
+		t.Fatalf("the replay = %+v, %v; want the stored response", res, err)
+	}
+	if got := counter.n.Load() - start; got != 2 {
+		t.Errorf("a replayed turn took %d round trips, want 2", got)
+	}
+}
+
+// A write that would not advance its session's version by one fails the
+// unit of work before the COMMIT that rides in its batch: nothing of it is
+// stored, and the connection is usable afterwards.
+func TestStaleWriteIsNotCommitted(t *testing.T) {
+	t.Parallel()
+	pool, _ := dbtest.NewPool(t)
+	st := pgstore.New(pool)
+	ctx := t.Context()
+	e := sessiontest.NewEngine(st, sessiontest.Catalog(t))
+	slot := sessiontest.TwentySlots[0]
+	req := session.TurnRequest{Tenant: "acme-bank", ConversationID: "conv-stale", Tool: sessiontest.Twenty,
+		TurnID: "turn-1", Arguments: map[string]any{slot: "v"}, Now: sessiontest.Now}
+	if _, err := e.Turn(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	key := session.Key{Tenant: "acme-bank", ConversationID: "conv-stale"}
+	_, err := st.Turn(ctx, key, "turn-stale", func(cv session.Conversation) (*session.Commit, error) {
+		s := cv.Open[0].Clone()
+		s.State.Slots[slot] = "stale" // the version stays where it was
+		return &session.Commit{Session: s, Turn: &session.TurnRecord{ID: "turn-stale", SessionID: s.ID,
+			Version: s.Version, Action: "ASK", Request: []byte(`{}`), Response: []byte(`{}`), At: sessiontest.Now}}, nil
+	})
+	if err == nil {
+		t.Fatal("a write that does not advance the version: no error")
+	}
+	s, err := st.Session(ctx, session.Lookup{Tenant: key.Tenant, ConversationID: key.ConversationID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Version != 1 || s.State.Slots[slot] != "v" {
+		t.Errorf("after the stale write: version %d, %s = %v; want version 1 and the value of turn-1", s.Version, slot, s.State.Slots[slot])
+	}
+	req.TurnID = "turn-stale"
+	if res, err := e.Turn(ctx, req); err != nil || res.Replayed || res.Session.Version != 2 {
+		t.Errorf("turn-stale played for real = %+v, %v; want it applied as version 2", res, err)
 	}
 }
