@@ -20,11 +20,17 @@ type benchLine struct {
 		Errors      int64   `json:"errors"`
 		TurnsPerSec float64 `json:"turns_per_s"`
 		P99         float64 `json:"p99_ms"`
+		Updates     int64   `json:"session_updates"`
+		HOT         int64   `json:"session_hot_updates"`
+		HOTShare    float64 `json:"session_hot_share"`
 	} `json:"slotd_side"`
 	Direct struct {
 		Turns       int64   `json:"turns"`
 		Errors      int64   `json:"errors"`
 		TurnsPerSec float64 `json:"turns_per_s"`
+		Updates     int64   `json:"session_updates"`
+		HOT         int64   `json:"session_hot_updates"`
+		HOTShare    float64 `json:"session_hot_share"`
 	} `json:"direct_side"`
 	Ratio float64 `json:"ratio"`
 }
@@ -49,7 +55,7 @@ func runBench(t *testing.T, args ...string) (string, string, benchLine) {
 func TestBenchInProcess(t *testing.T) {
 	t.Parallel()
 	out, _, got := runBench(t, "--duration", "400ms", "--warmup", "0", "--conversations", "3", "--preload", "40")
-	for _, want := range []string{"slotd (gRPC)", "direct (pgx)", "p99", "ratio slotd/direct", "CPU per turn"} {
+	for _, want := range []string{"slotd (gRPC)", "direct (pgx)", "p99", "ratio slotd/direct", "CPU per turn", "HOT updates of sessions"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q:\n%s", want, out)
 		}
@@ -63,6 +69,21 @@ func TestBenchInProcess(t *testing.T) {
 	}
 	if got.Ratio <= 0 || got.Slotd.P99 <= 0 {
 		t.Errorf("ratio %v, p99 %v ms; want both positive", got.Ratio, got.Slotd.P99)
+	}
+	// Every turn after a conversation's first updates its session. The
+	// share is not held to a bound here (the pgstore tests do that): a
+	// short run on a busy machine is too small a sample.
+	for _, side := range []struct {
+		name         string
+		turns        int64
+		updates, hot int64
+		share        float64
+	}{{"slotd", got.Slotd.Turns, got.Slotd.Updates, got.Slotd.HOT, got.Slotd.HOTShare},
+		{"direct", got.Direct.Turns, got.Direct.Updates, got.Direct.HOT, got.Direct.HOTShare}} {
+		if side.updates < side.turns/3 || side.hot > side.updates || side.share != float64(side.hot)/float64(side.updates) {
+			t.Errorf("%s side: %d turns, %d session updates, %d HOT, share %v; want the updates counted, the HOT ones among them",
+				side.name, side.turns, side.updates, side.hot, side.share)
+		}
 	}
 }
 

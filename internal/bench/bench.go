@@ -101,6 +101,10 @@ type Side struct {
 	// CPU is the processor time per turn.
 	CPU CPU `json:"-"`
 
+	// Updates counts the side's updates of session rows, warmup included,
+	// and how many of them were HOT (in place, writing no index).
+	Updates Updates `json:"-"`
+
 	// Early and Late are the median latencies of the first and the last
 	// tenth of a long conversation's turns.
 	Early, Late time.Duration `json:"-"`
@@ -178,12 +182,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.RSSWhat = "peak under load of the bench process: slotd and its client"
 	}
 	rssPeak := sampleRSS(ctx, sl.metricsURL)
+	upd := sessionUpdates(ctx, pool)
 	rep.Slotd = drive(ctx, cfg, dialogues, "bench-"+runID+"-slotd", sl.turn(cfg), cpuMeter{pool: pool, metricsURL: cfg.MetricsURL}, cfg.CPUProfile)
 	if rep.RSS = rssPeak(); rep.RSS == 0 {
 		rep.RSSWhat = "unknown: give --metrics-url of the slotd at --addr"
 	}
+	if sl.srv != nil {
+		// Postgres counts a connection's updates about once a second; a
+		// connection that ends counts them all.
+		sl.close()
+		waitGone(ctx, pool, slotdAppName)
+	}
+	rep.Slotd.Updates, upd = sessionUpdates(ctx, pool).since(upd)
 	fmt.Fprintf(progress, "slotd bench: %d conversations of direct pgx work\n", cfg.Conversations)
 	rep.Direct = drive(ctx, cfg, dialogues, "bench-"+runID+"-direct", direct.turn, cpuMeter{pool: pool}, nil)
+	direct.close()
+	waitGone(ctx, pool, directAppName)
+	rep.Direct.Updates, _ = sessionUpdates(ctx, pool).since(upd)
 	if rep.Direct.TurnsPerSec > 0 {
 		rep.Ratio = rep.Slotd.TurnsPerSec / rep.Direct.TurnsPerSec
 	}
@@ -247,6 +262,7 @@ type slotdSide struct {
 	stop       func()
 	conn       *grpc.ClientConn
 	metricsURL string
+	closing    sync.Once
 }
 
 func openSlotd(ctx context.Context, cfg Config, dbURL string) (*slotdSide, error) {
@@ -254,7 +270,7 @@ func openSlotd(ctx context.Context, cfg Config, dbURL string) (*slotdSide, error
 	addr := cfg.Addr
 	if addr == "" {
 		var err error
-		if sl.srv, sl.stop, err = startServer(ctx, cfg, dbURL); err != nil {
+		if sl.srv, sl.stop, err = startServer(ctx, cfg, withAppName(dbURL, slotdAppName)); err != nil {
 			return nil, err
 		}
 		addr = sl.srv.Addr()
@@ -274,8 +290,10 @@ func openSlotd(ctx context.Context, cfg Config, dbURL string) (*slotdSide, error
 }
 
 func (sl *slotdSide) close() {
-	sl.conn.Close()
-	sl.stop()
+	sl.closing.Do(func() {
+		sl.conn.Close()
+		sl.stop()
+	})
 }
 
 // turn plays one step of a dialogue through slotd's gRPC API.
@@ -322,6 +340,7 @@ func openDirect(ctx context.Context, cfg Config, dbURL, metricsURL string, rep *
 		rep.PoolNote = fmt.Sprintf("slotd's pool size is unknown (give --metrics-url); the direct side used %d connections", dcfg.MaxConns)
 	}
 	pgstore.Configure(dcfg) // as slotd does: the same work on both sides
+	dcfg.ConnConfig.RuntimeParams["application_name"] = directAppName
 	pool, err := pgxpool.NewWithConfig(ctx, dcfg)
 	if err != nil {
 		return nil, fmt.Errorf("bench: postgres: %w", err)

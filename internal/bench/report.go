@@ -57,6 +57,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "other work on the machine: %.0f%% of its CPU during the slotd side, %.0f%% during the direct side\n",
 			100*c.Others, 100*d.Others)
 	}
+	if u, d := r.Slotd.Updates, r.Direct.Updates; u.Known || d.Known {
+		note := ""
+		if r.Mode != "in-process" {
+			note = " (slotd's connections stay open: its last second's updates may be missing)"
+		}
+		fmt.Fprintf(w, "HOT updates of sessions (no index written): slotd side %s, direct side %s%s\n", hot(u), hot(d), note)
+	}
 	if r.Slotd.Early > 0 {
 		fmt.Fprintf(w, "median turn, first vs last tenth of each conversation: slotd %s vs %s, direct %s vs %s\n",
 			ms(r.Slotd.Early), ms(r.Slotd.Late), ms(r.Direct.Early), ms(r.Direct.Late))
@@ -75,6 +82,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+func hot(u Updates) string {
+	if !u.Known {
+		return "unknown"
+	}
+	if u.All == 0 {
+		return "no updates"
+	}
+	return fmt.Sprintf("%.0f%% of %d", 100*u.Share(), u.All)
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%d µs", d.Microseconds()) }
@@ -98,7 +115,10 @@ type sideJSON struct {
 		Slotd    int64 `json:"slotd_us,omitempty"`
 		Postgres int64 `json:"postgres_us"`
 	} `json:"cpu_per_turn"`
-	Others float64 `json:"other_load"`
+	Others         float64 `json:"other_load"`
+	SessionUpdates int64   `json:"session_updates"`
+	HOTUpdates     int64   `json:"session_hot_updates"`
+	HOTShare       float64 `json:"session_hot_share"`
 }
 
 func sideOf(s Side) sideJSON {
@@ -107,6 +127,7 @@ func sideOf(s Side) sideJSON {
 		P50: f(s.P50), P95: f(s.P95), P99: f(s.P99), Max: f(s.Max), Early: f(s.Early), Late: f(s.Late), FirstError: s.FirstError}
 	out.CPU.Bench, out.CPU.Slotd, out.CPU.Postgres = s.CPU.Bench.Microseconds(), s.CPU.Slotd.Microseconds(), s.CPU.Postgres.Microseconds()
 	out.Others = s.CPU.Others
+	out.SessionUpdates, out.HOTUpdates, out.HOTShare = s.Updates.All, s.Updates.HOT, s.Updates.Share()
 	return out
 }
 
