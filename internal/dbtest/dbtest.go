@@ -64,6 +64,34 @@ func NewDatabase(t testing.TB) string {
 	return created(t, name)
 }
 
+// NewPartitionedDatabase creates a database migrated to the latest version
+// and then rebuilt with every slotd table PARTITION BY HASH on its
+// conversation's key (see Partition), and returns its URL; it is dropped
+// when t ends. Postgres refuses a primary key or unique index of a
+// partitioned table that lacks the partition key, as Citus does for a
+// distributed table that lacks the distribution column, so a store that
+// passes its tests here keeps to the keys a distributed schema needs.
+func NewPartitionedDatabase(t testing.TB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := connectAdmin(ctx, t)
+	defer admin.Close(ctx)
+	name := newName()
+	if err := partitionedTemplates.clone(ctx, t, admin, name); err != nil {
+		t.Fatalf("dbtest: create partitioned database: %v", err)
+	}
+	return created(t, name)
+}
+
+// NewPartitionedPool creates a partitioned database (NewPartitionedDatabase)
+// and a pool on it, both closed and dropped when t ends.
+func NewPartitionedPool(t testing.TB) (*pgxpool.Pool, string) {
+	t.Helper()
+	url := NewPartitionedDatabase(t)
+	return Connect(t, url), url
+}
+
 // NewEmptyDatabase creates a database nobody migrated, for the tests of
 // migrating, and returns its URL; it is dropped when t ends.
 func NewEmptyDatabase(t testing.TB) string {
@@ -152,14 +180,21 @@ func withDatabase(raw, name string) (string, error) {
 }
 
 // templates is the template this process clones, found or made by its
-// first test.
-var templates templateCache
+// first test; partitionedTemplates the partitioned one.
+var (
+	templates            templateCache
+	partitionedTemplates = templateCache{variant: "partitioned " + strconv.Itoa(partitionVersion), shape: Partition}
+)
 
 // templateCache remembers a template this process has found ready.
 type templateCache struct {
 	sync.Mutex
 	name  string // found from the migration files when empty
 	ready bool
+	// variant is hashed into the name of a template that shape rebuilds
+	// once it is migrated; "" and nil for the plain one.
+	variant string
+	shape   func(context.Context, *pgxpool.Pool) error
 }
 
 // clone creates the database name as a clone of the template, making the
@@ -193,13 +228,17 @@ func (c *templateCache) get(ctx context.Context, t testing.TB, admin *pgx.Conn) 
 		return c.name, nil
 	}
 	if c.name == "" {
-		name, err := templateName(migrations.Files(), migrations.VersionTable)
+		table := migrations.VersionTable
+		if c.variant != "" {
+			table += "\x00" + c.variant
+		}
+		name, err := templateName(migrations.Files(), table)
 		if err != nil {
 			return "", err
 		}
 		c.name = name
 	}
-	if err := ensureTemplate(ctx, admin, c.name, t.Logf); err != nil {
+	if err := ensureShapedTemplate(ctx, admin, c.name, c.shape, t.Logf); err != nil {
 		return "", fmt.Errorf("template %s: %w", c.name, err)
 	}
 	c.ready = true
@@ -260,6 +299,12 @@ func templateName(fsys fs.FS, versionTable string) (string, error) {
 // ensureTemplate makes sure the database name is a template migrated to
 // the latest version, and notes that it is in use.
 func ensureTemplate(ctx context.Context, admin *pgx.Conn, name string, logf func(string, ...any)) error {
+	return ensureShapedTemplate(ctx, admin, name, nil, logf)
+}
+
+// ensureShapedTemplate is ensureTemplate for a template that shape, when
+// not nil, rebuilds once it is migrated.
+func ensureShapedTemplate(ctx context.Context, admin *pgx.Conn, name string, shape func(context.Context, *pgxpool.Pool) error, logf func(string, ...any)) error {
 	exists, ready, err := templateState(ctx, admin, name)
 	if err != nil {
 		return err
@@ -291,7 +336,7 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn, name string, logf func
 		}
 	}
 	start := time.Now()
-	if err := createTemplate(ctx, admin, name); err != nil {
+	if err := createTemplate(ctx, admin, name, shape); err != nil {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if _, derr := admin.Exec(dctx, "DROP DATABASE IF EXISTS "+ident(name)+" WITH (FORCE)"); derr != nil {
@@ -317,7 +362,7 @@ func templateState(ctx context.Context, admin *pgx.Conn, name string) (exists, r
 // createTemplate creates and migrates the database, closes every
 // connection to it (a clone fails while anyone is connected to the
 // template), and marks it a template nobody may connect to.
-func createTemplate(ctx context.Context, admin *pgx.Conn, name string) error {
+func createTemplate(ctx context.Context, admin *pgx.Conn, name string, shape func(context.Context, *pgxpool.Pool) error) error {
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+ident(name)); err != nil {
 		return err
 	}
@@ -330,6 +375,9 @@ func createTemplate(ctx context.Context, admin *pgx.Conn, name string) error {
 		return err
 	}
 	v, err := migrations.Up(ctx, pool)
+	if err == nil && shape != nil {
+		err = shape(ctx, pool)
+	}
 	if err == nil {
 		// Frozen, as template0 is: once nobody may connect, only an
 		// anti-wraparound autovacuum would, and a clone under way would

@@ -25,6 +25,17 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// The suite again on a schema where every table is PARTITION BY HASH of
+// its conversation's key, which keeps the store to the key rules Citus
+// imposes on co-located distributed tables: every primary key and unique
+// index carries (tenant, conversation_id). See docs/scaling.md.
+func TestConformancePartitioned(t *testing.T) {
+	sessiontest.Run(t, func(t *testing.T) session.Store {
+		pool, _ := dbtest.NewPartitionedPool(t)
+		return pgstore.New(pool)
+	})
+}
+
 // A database nobody migrated is not ready, and says so as a retryable
 // unavailability rather than a driver error.
 func TestReadyUnmigrated(t *testing.T) {
