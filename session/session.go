@@ -234,8 +234,13 @@ type Store interface {
 	// nothing).
 	EndSessions(ctx context.Context, f Filter, dryRun bool, fn EndFunc) ([]string, error)
 	// Purge deletes a bounded batch of sessions ended before f.EndedBefore,
-	// with their turns and history.
+	// with their turns and history, and the conversations they leave
+	// without a session. A conversation a turn holds keeps its row; a turn
+	// that finds its conversation's row gone makes it again.
 	Purge(ctx context.Context, f Filter, dryRun bool) ([]string, error)
+	// Erase removes every row that holds the conversation, waiting for a
+	// turn in progress, and writes rec, in one unit of work.
+	Erase(ctx context.Context, key Key, rec Erasure) (Erased, error)
 	// Tenants lists, sorted, at most limit tenants holding a session with
 	// l.SessionID (in l.ConversationID, when that is set too), or without
 	// a session id a session of l.ConversationID; l.Tenant is not read.

@@ -57,8 +57,8 @@ func (st *Store) EndSessions(ctx context.Context, f session.Filter, dryRun bool,
 		if len(ids) >= f.Bounded() {
 			break
 		}
-		c := st.conversation(s.Key)
-		if !c.tryLock() {
+		c := st.tryLock(s.Key)
+		if c == nil {
 			continue // a turn holds it: skip, like SKIP LOCKED
 		}
 		// Read again under the lock: a turn may have landed first.
@@ -99,8 +99,8 @@ func (st *Store) Purge(_ context.Context, f session.Filter, dryRun bool) ([]stri
 			ids = append(ids, s.ID)
 			continue
 		}
-		c := st.conversation(s.Key)
-		if !c.tryLock() {
+		c := st.tryLock(s.Key)
+		if c == nil {
 			continue // a turn holds the conversation: skip, like SKIP LOCKED
 		}
 		st.mu.Lock()
@@ -113,6 +113,7 @@ func (st *Store) Purge(_ context.Context, f session.Filter, dryRun bool) ([]stri
 				delete(c.turns, id)
 			}
 		}
+		st.remove(s.Key, c)
 		c.unlock()
 		ids = append(ids, s.ID)
 	}
@@ -141,4 +142,37 @@ func (st *Store) Tenants(_ context.Context, l session.Lookup, limit int) ([]stri
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+// Erase implements session.Store.
+func (st *Store) Erase(ctx context.Context, key session.Key, rec session.Erasure) (session.Erased, error) {
+	c, err := st.lock(ctx, key)
+	if err != nil {
+		return session.Erased{}, err
+	}
+	defer c.unlock()
+	st.mu.Lock()
+	var out session.Erased
+	for id, s := range st.sessions {
+		if s.Key == key {
+			delete(st.sessions, id)
+			delete(st.turns, id)
+			delete(st.changes, id)
+			out.Sessions++
+		}
+	}
+	out.Found = len(c.turns) > 0 || out.Sessions > 0
+	c.turns = map[string]storedTurn{}
+	c.gone = true
+	delete(st.convs, key)
+	st.erasures = append(st.erasures, rec)
+	st.mu.Unlock()
+	return out, nil
+}
+
+// Erasures are the erasures recorded, oldest first.
+func (st *Store) Erasures() []session.Erasure {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return append([]session.Erasure(nil), st.erasures...)
 }

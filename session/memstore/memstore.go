@@ -17,11 +17,15 @@ type Store struct {
 	sessions map[string]*session.Session
 	turns    map[string][]session.TurnRecord
 	changes  map[string][]session.ChangeRecord
+	erasures []session.Erasure
 }
 
 type conversation struct {
 	lock  chan struct{}         // one writer per conversation: holding it is a token in the channel
 	turns map[string]storedTurn // by turn_id
+	// gone: a purge or an erasure removed the conversation while someone
+	// waited for its lock; written and read only by its lock's holder.
+	gone bool
 }
 
 type storedTurn struct {
@@ -75,10 +79,55 @@ func (c *conversation) tryLock() bool {
 
 func (c *conversation) unlock() { <-c.lock }
 
+// lock takes the lock of the conversation key, waiting for it or ctx. A
+// conversation removed while this waited is made again, as pgstore's turn
+// inserts its row again.
+func (st *Store) lock(ctx context.Context, key session.Key) (*conversation, error) {
+	for {
+		c := st.conversation(key)
+		if err := lockConversation(ctx, c); err != nil {
+			return nil, err
+		}
+		if !c.gone {
+			return c, nil
+		}
+		c.unlock()
+	}
+}
+
+// tryLock takes the lock of the conversation key if it is free, like SKIP
+// LOCKED; nil when it is not.
+func (st *Store) tryLock(key session.Key) *conversation {
+	for {
+		c := st.conversation(key)
+		if !c.tryLock() {
+			return nil
+		}
+		if !c.gone {
+			return c
+		}
+		c.unlock()
+	}
+}
+
+// remove forgets the conversation c of key, whose lock the caller holds,
+// once it holds no session.
+func (st *Store) remove(key session.Key, c *conversation) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, s := range st.sessions {
+		if s.Key == key {
+			return
+		}
+	}
+	c.gone = true
+	delete(st.convs, key)
+}
+
 // Turn implements session.Store.
 func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
-	c := st.conversation(key)
-	if err := lockConversation(ctx, c); err != nil {
+	c, err := st.lock(ctx, key)
+	if err != nil {
 		return session.Applied{}, err
 	}
 	defer c.unlock()
@@ -147,8 +196,8 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 	if err != nil {
 		return nil, err
 	}
-	c := st.conversation(s.Key)
-	if err := lockConversation(ctx, c); err != nil {
+	c, err := st.lock(ctx, s.Key)
+	if err != nil {
 		return nil, err
 	}
 	defer c.unlock()
@@ -171,8 +220,8 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 
 // UpdateOpen implements session.Store.
 func (st *Store) UpdateOpen(ctx context.Context, key session.Key, fn session.OpenFunc) (*session.Commit, error) {
-	c := st.conversation(key)
-	if err := lockConversation(ctx, c); err != nil {
+	c, err := st.lock(ctx, key)
+	if err != nil {
 		return nil, err
 	}
 	defer c.unlock()

@@ -45,7 +45,25 @@ const (
 		)
 		DELETE FROM sessions s USING doomed
 		WHERE s.tenant = doomed.tenant AND s.conversation_id = doomed.conversation_id AND s.id = doomed.id
-		RETURNING s.id`
+		RETURNING s.id, s.tenant, s.conversation_id`
+
+	// lockEmptied and deleteEmptied remove the conversations a purge left
+	// without a session, in two statements of the purge's transaction. The
+	// first locks them, skipping those a turn holds (that turn is about to
+	// write a session); the second, a statement later and so with a
+	// snapshot taken under the locks, deletes those that still have none,
+	// which no turn can change while the lock is held. A turn that waited
+	// on one of these locks finds the row gone and makes it again (see
+	// Turn). Each statement names its conversations by key, so that on a
+	// distributed schema they are routed to their shards.
+	lockEmptied = `SELECT c.tenant, c.conversation_id FROM conversations c
+		JOIN unnest($1::text[], $2::text[]) AS k(tenant, conversation_id)
+		  ON c.tenant = k.tenant AND c.conversation_id = k.conversation_id
+		FOR UPDATE OF c SKIP LOCKED`
+	deleteEmptied = `DELETE FROM conversations c
+		USING unnest($1::text[], $2::text[]) AS k(tenant, conversation_id)
+		WHERE c.tenant = k.tenant AND c.conversation_id = k.conversation_id
+		  AND NOT EXISTS (SELECT FROM sessions s WHERE s.tenant = c.tenant AND s.conversation_id = c.conversation_id)`
 
 	// tenantsOfSession finds a session id through the index sessions_id.
 	tenantsOfSession = `SELECT DISTINCT tenant FROM sessions
@@ -150,16 +168,114 @@ func (st *Store) EndSessions(ctx context.Context, f session.Filter, dryRun bool,
 
 // Purge implements session.Store.
 func (st *Store) Purge(ctx context.Context, f session.Filter, dryRun bool) ([]string, error) {
-	q := purgeEnded
 	if dryRun {
-		q = selectPurgeable
+		rows, err := st.pool.Query(ctx, selectPurgeable, f.EndedBefore, f.AnyTenant, f.Tenant, f.Bounded())
+		if err != nil {
+			return nil, interpret(err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		return ids, interpret(err)
 	}
-	rows, err := st.pool.Query(ctx, q, f.EndedBefore, f.AnyTenant, f.Tenant, f.Bounded())
+	var ids []string
+	err := st.inTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, purgeEnded, f.EndedBefore, f.AnyTenant, f.Tenant, f.Bounded())
+		if err != nil {
+			return err
+		}
+		ids = ids[:0]
+		var tenants, convs []string
+		seen := map[session.Key]bool{}
+		var id string
+		var k session.Key
+		if _, err := pgx.ForEachRow(rows, []any{&id, &k.Tenant, &k.ConversationID}, func() error {
+			ids = append(ids, id)
+			if !seen[k] {
+				seen[k] = true
+				tenants, convs = append(tenants, k.Tenant), append(convs, k.ConversationID)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(tenants) == 0 {
+			return nil
+		}
+		rows, err = tx.Query(ctx, lockEmptied, tenants, convs)
+		if err != nil {
+			return err
+		}
+		// Only the ones locked: a delete of one a turn holds would wait for
+		// that turn, which may wait for a session row this purge deleted.
+		tenants, convs = tenants[:0], convs[:0]
+		if _, err := pgx.ForEachRow(rows, []any{&k.Tenant, &k.ConversationID}, func() error {
+			tenants, convs = append(tenants, k.Tenant), append(convs, k.ConversationID)
+			return nil
+		}); err != nil || len(tenants) == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, deleteEmptied, tenants, convs)
+		return err
+	})
 	if err != nil {
 		return nil, interpret(err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return ids, interpret(err)
+	return ids, nil
+}
+
+// The statements of an erasure: every one names the conversation by its
+// key, so that on a distributed schema each goes to the conversation's
+// shard, and the erasure's record to its tenant's.
+const (
+	eraseChanges  = `DELETE FROM slot_changes WHERE tenant = $1 AND conversation_id = $2`
+	eraseTurns    = `DELETE FROM turns WHERE tenant = $1 AND conversation_id = $2`
+	eraseSessions = `DELETE FROM sessions WHERE tenant = $1 AND conversation_id = $2`
+	eraseConv     = `DELETE FROM conversations WHERE tenant = $1 AND conversation_id = $2`
+	insertErasure = `INSERT INTO erasures (tenant, conversation_hash, erased_at, erased_by, sessions)
+		VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (tenant, conversation_hash, erased_at) DO UPDATE SET sessions = erasures.sessions + EXCLUDED.sessions`
+)
+
+// Erase implements session.Store. It locks the conversation's row first,
+// so that it waits for a turn in progress and no turn starts on the
+// conversation until the erasure is committed; a turn that waited finds
+// the row gone and starts the conversation afresh.
+func (st *Store) Erase(ctx context.Context, key session.Key, rec session.Erasure) (session.Erased, error) {
+	var out session.Erased
+	err := st.inTx(ctx, func(tx pgx.Tx) error {
+		out = session.Erased{}
+		tag, err := tx.Exec(ctx, lockConversation, key.Tenant, key.ConversationID)
+		if err != nil {
+			return err
+		}
+		out.Found = tag.RowsAffected() > 0
+		b := &pgx.Batch{}
+		for _, q := range []string{eraseChanges, eraseTurns, eraseSessions, eraseConv} {
+			b.Queue(q, key.Tenant, key.ConversationID)
+		}
+		br := tx.SendBatch(ctx, b)
+		for i := range b.Len() {
+			tag, err := br.Exec()
+			if err != nil {
+				br.Close()
+				return err
+			}
+			if tag.RowsAffected() > 0 {
+				out.Found = true
+			}
+			if b.QueuedQueries[i].SQL == eraseSessions {
+				out.Sessions = int(tag.RowsAffected())
+			}
+		}
+		if err := br.Close(); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, insertErasure, rec.Tenant, rec.ConversationHash, rec.At, rec.By, out.Sessions)
+		return err
+	})
+	if err != nil {
+		return session.Erased{}, interpret(err)
+	}
+	return out, nil
 }
 
 // Tenants implements session.Store.

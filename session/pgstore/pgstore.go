@@ -208,6 +208,23 @@ const (
 // create-if-absent, lock, idempotency check and read in one; the writes and
 // COMMIT in the other.
 func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
+	for attempt := 0; ; attempt++ {
+		applied, err := st.turn(ctx, key, turnID, fn)
+		// The janitor (or an erasure) deleted the conversation's row
+		// between the insert that found it and the lock, which then locked
+		// nothing: begin again, and the insert makes the row anew.
+		if errors.Is(err, errConversationGone) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return session.Applied{}, interpret(err)
+		}
+		return applied, nil
+	}
+}
+
+// turn is one attempt of Turn.
+func (st *Store) turn(ctx context.Context, key session.Key, turnID string, fn session.TurnFunc) (session.Applied, error) {
 	var applied session.Applied
 	var cv session.Conversation
 	b := &pgx.Batch{}
@@ -234,22 +251,27 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 		w := &pgx.Batch{}
 		return w, queueWrites(w, key, applied.Commit)
 	})
-	if err != nil {
-		return session.Applied{}, interpret(err)
-	}
-	return applied, nil
+	return applied, err
 }
 
 // readTurn reads the answers of a turn's first batch: the stored response
 // of a turn_id seen before, else the conversation as the turn reads it.
 func readTurn(br pgx.BatchResults, applied *session.Applied) (session.Conversation, error) {
 	var cv session.Conversation
-	for range 3 { // BEGIN, the conversation's row, its lock
-		if _, err := br.Exec(); err != nil {
-			return cv, err
-		}
+	if _, err := br.Exec(); err != nil { // BEGIN
+		return cv, err
 	}
-	err := br.QueryRow().Scan(&applied.Response, &applied.Tool)
+	if _, err := br.Exec(); err != nil {
+		return cv, err
+	}
+	tag, err := br.Exec()
+	if err != nil {
+		return cv, err
+	}
+	if tag.RowsAffected() != 1 {
+		return cv, errConversationGone
+	}
+	err = br.QueryRow().Scan(&applied.Response, &applied.Tool)
 	switch {
 	case err == nil:
 		applied.Replayed = true
@@ -335,6 +357,10 @@ var errStaleVersion = errors.New("pgstore: session version did not advance")
 
 // versionCheck is the check on sessions.version that a stale upsert breaks.
 const versionCheck = "sessions_version_check"
+
+// errConversationGone: a turn's lock found no conversation row, which a
+// purge or an erasure deleted after the turn's insert had found it.
+var errConversationGone = fmt.Errorf("%w: the conversation's row went while a turn locked it", session.ErrBusy)
 
 // Update implements session.Store.
 func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *session.Session) (*session.Commit, error)) (*session.Commit, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -300,5 +301,75 @@ func TestStaleWriteIsNotCommitted(t *testing.T) {
 	req.TurnID = "turn-stale"
 	if res, err := e.Turn(ctx, req); err != nil || res.Replayed || res.Session.Version != 2 {
 		t.Errorf("turn-stale played for real = %+v, %v; want it applied as version 2", res, err)
+	}
+}
+
+// After an erasure no row of any table of the schema holds the
+// conversation's id, in any column, while another conversation's rows are
+// all there; the erasure's record holds a hash of the id and the admin's
+// name. On the plain schema and on the partitioned one.
+func TestEraseLeavesNoRow(t *testing.T) {
+	for name, newPool := range map[string]func(testing.TB) (*pgxpool.Pool, string){
+		"plain": dbtest.NewPool, "partitioned": dbtest.NewPartitionedPool,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			pool, _ := newPool(t)
+			ctx := t.Context()
+			e := sessiontest.NewEngine(pgstore.New(pool), sessiontest.Catalog(t))
+			const erased, kept = "conv-erase-me-9f2c", "conv-keep-me-1b7d"
+			for i, conv := range []string{erased, kept, erased, kept} {
+				for _, tool := range []string{sessiontest.Dispute, sessiontest.Flights} {
+					req := session.TurnRequest{Tenant: "acme-bank", ConversationID: conv, Tool: tool,
+						TurnID: fmt.Sprintf("%s-%s-%d", conv, tool, i), Arguments: map[string]any{"amount": "1 200,50 ₽", "from": "mad", "note": conv},
+						Now: sessiontest.Now}
+					if _, err := e.Turn(ctx, req); err != nil {
+						t.Fatalf("turn %s: %v", req.TurnID, err)
+					}
+				}
+			}
+			key := session.Key{Tenant: "acme-bank", ConversationID: erased}
+			rec, got, err := e.Erase(ctx, key, "ops-oncall", sessiontest.Now)
+			if err != nil || !got.Found || got.Sessions != 2 {
+				t.Fatalf("Erase = %+v, %+v, %v; want 2 sessions found", rec, got, err)
+			}
+			rows, err := pool.Query(ctx, `SELECT table_name FROM information_schema.tables
+				WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, table := range tables {
+				q := fmt.Sprintf(`SELECT count(*) FILTER (WHERE strpos(x::text, $1) > 0), count(*) FILTER (WHERE strpos(x::text, $2) > 0) FROM %s x`,
+					pgx.Identifier{table}.Sanitize())
+				var left, others int
+				if err := pool.QueryRow(ctx, q, erased, kept).Scan(&left, &others); err != nil {
+					t.Fatal(err)
+				}
+				if left != 0 {
+					t.Errorf("table %s: %d rows hold the erased conversation's id", table, left)
+				}
+				var holds bool
+				if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM information_schema.columns
+					WHERE table_schema = current_schema() AND table_name = $1 AND column_name = 'conversation_id')`, table).Scan(&holds); err != nil {
+					t.Fatal(err)
+				}
+				if holds && others == 0 && !strings.Contains(table, "_p") {
+					t.Errorf("table %s: the other conversation's rows went too", table)
+				}
+			}
+			var hash, by string
+			var sessions int
+			if err := pool.QueryRow(ctx, `SELECT conversation_hash, erased_by, sessions FROM erasures WHERE tenant = 'acme-bank'`).
+				Scan(&hash, &by, &sessions); err != nil {
+				t.Fatalf("the erasure's record: %v", err)
+			}
+			if hash != session.ConversationHash(key) || hash != rec.ConversationHash || by != "ops-oncall" || sessions != 2 {
+				t.Errorf("erasure record = %s by %q, %d sessions; want %s by ops-oncall, 2", hash, by, sessions, session.ConversationHash(key))
+			}
+		})
 	}
 }

@@ -2,7 +2,7 @@
 // replays of a turn_id, one writer per conversation, serialized turns and
 // updates, rollback of failed work, round trips of every field, key scoping,
 // the history's order, and the lifecycle queries (listing, ending idle
-// sessions while skipping busy conversations, purging) — most of it through
+// sessions while skipping busy conversations, purging, erasing) — most of it through
 // the Store interface directly, plus a handful of end-to-end checks through
 // session.Engine that need a store to remember a session between turns
 // (pending re-confirmations, stale sessions, resets, topic changes, attempts
@@ -123,6 +123,13 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		t.Parallel()
 		t.Run("RoundTrip", func(t *testing.T) { testStoreRoundTrip(t, setup(t)) })
 		t.Run("Left", func(t *testing.T) { testStoreLeft(t, setup(t)) })
+	})
+
+	t.Run("Erasure", func(t *testing.T) {
+		t.Parallel()
+		t.Run("EveryRowOfTheConversation", func(t *testing.T) { testErase(t, setup(t)) })
+		t.Run("WaitsForTurn", func(t *testing.T) { testEraseWaitsForTurn(t, setup(t)) })
+		t.Run("PurgeRacesTurns", func(t *testing.T) { testPurgeRacesTurns(t, setup(t)) })
 	})
 }
 

@@ -1,0 +1,119 @@
+package pgstore
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/session/sessiontest"
+)
+
+// The race of the janitor with a turn: the turn's insert finds the
+// conversation's row (left without a session by a purge), the janitor
+// locks and deletes it before the turn's lock, which then locks nothing.
+// The turn must make the row again and hold it, not go on unlocked: after
+// it the conversation has its row and the turn's session.
+func TestTurnMakesAgainTheRowAPurgeDeleted(t *testing.T) {
+	t.Parallel()
+	for name, newPool := range map[string]func(testing.TB) (*pgxpool.Pool, string){
+		"plain": dbtest.NewPool, "partitioned": dbtest.NewPartitionedPool,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			pool, _ := newPool(t)
+			ctx := t.Context()
+			key := session.Key{Tenant: "acme-bank", ConversationID: "conv-emptied"}
+			if _, err := pool.Exec(ctx, ensureConversation, key.Tenant, key.ConversationID); err != nil {
+				t.Fatal(err)
+			}
+			janitor, err := pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = janitor.Rollback(ctx) })
+			keys := func() ([]string, []string) { return []string{key.Tenant}, []string{key.ConversationID} }
+			tenants, convs := keys()
+			tag, err := janitor.Exec(ctx, lockEmptied, tenants, convs)
+			if err != nil || tag.RowsAffected() != 1 {
+				t.Fatalf("the janitor's lock = %v, %v; want the row", tag, err)
+			}
+			e := sessiontest.NewEngine(New(pool), sessiontest.Catalog(t))
+			turned := make(chan error, 1)
+			go func() {
+				_, err := e.Turn(ctx, session.TurnRequest{Tenant: key.Tenant, ConversationID: key.ConversationID,
+					Tool: sessiontest.Flights, TurnID: "turn-1", Arguments: map[string]any{"from": "mad"}, Now: sessiontest.Now})
+				turned <- err
+			}()
+			// The turn's insert found the row and its lock waits for the janitor.
+			for waiting := 0; waiting == 0; {
+				if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+					WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case err := <-turned:
+					t.Fatalf("the turn ended (%v) without waiting for the janitor's lock", err)
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
+			if tag, err := janitor.Exec(ctx, deleteEmptied, tenants, convs); err != nil || tag.RowsAffected() != 1 {
+				t.Fatalf("the janitor's delete = %v, %v; want the row", tag, err)
+			}
+			if err := janitor.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-turned; err != nil {
+				t.Fatalf("the turn: %v", err)
+			}
+			var rows, sessions int
+			if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM conversations WHERE tenant = $1 AND conversation_id = $2),
+				(SELECT count(*) FROM sessions WHERE tenant = $1 AND conversation_id = $2)`, key.Tenant, key.ConversationID).Scan(&rows, &sessions); err != nil {
+				t.Fatal(err)
+			}
+			if rows != 1 || sessions != 1 {
+				t.Errorf("after the race: %d conversation rows and %d sessions; want 1 and 1 (the turn locked its row)", rows, sessions)
+			}
+		})
+	}
+}
+
+// A purge deletes the row of a conversation it left without a session, and
+// keeps that of one that still has one.
+func TestPurgeDeletesEmptiedConversations(t *testing.T) {
+	t.Parallel()
+	pool, _ := dbtest.NewPool(t)
+	ctx := t.Context()
+	e := sessiontest.NewEngine(New(pool), sessiontest.Catalog(t))
+	for i, conv := range []string{"conv-emptied", "conv-kept", "conv-kept"} {
+		tool := sessiontest.Flights
+		if i == 2 {
+			tool = sessiontest.Dispute
+		}
+		if _, err := e.Turn(ctx, session.TurnRequest{Tenant: "acme-bank", ConversationID: conv, Tool: tool,
+			TurnID: fmt.Sprint("turn-", i), Arguments: map[string]any{"from": "mad"}, Now: sessiontest.Now}); err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			if _, _, err := e.Reset(ctx, session.Lookup{Tenant: "acme-bank", ConversationID: conv, Tool: tool}, sessiontest.Now); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ids, err := e.Purge(ctx, session.Filter{AnyTenant: true, EndedBefore: sessiontest.Now.Add(time.Hour)}, false)
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("Purge = %v, %v; want the two ended sessions", ids, err)
+	}
+	rows, err := pool.Query(ctx, `SELECT conversation_id FROM conversations ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(left) != 1 || left[0] != "conv-kept" {
+		t.Errorf("conversations after the purge = %v, %v; want only conv-kept, which has a session left", left, err)
+	}
+}
