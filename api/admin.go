@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/auth"
 	"github.com/slotd/slotd/clarify"
 	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
@@ -108,6 +109,25 @@ func (a *AdminService) PurgeSessions(ctx context.Context, req *slotdv1.PurgeSess
 	}
 	a.log.InfoContext(ctx, "purged sessions", "count", len(ids), "dry_run", req.GetDryRun())
 	return &slotdv1.PurgeSessionsResponse{SessionIds: ids, DryRun: req.GetDryRun()}, nil
+}
+
+// EraseConversation implements slotd.v1.AdminService. The erasure is
+// recorded, and logged, by a hash of the conversation's id, never the id.
+func (a *AdminService) EraseConversation(ctx context.Context, req *slotdv1.EraseConversationRequest) (*slotdv1.EraseConversationResponse, error) {
+	by := auth.From(ctx).Name
+	if by == "" {
+		// An embedder's context without a principal from the interceptor.
+		by = "unnamed"
+	}
+	key := session.Key{Tenant: req.GetTenant(), ConversationID: req.GetConversationId()}
+	rec, got, err := a.engine.Erase(ctx, key, by, a.clock())
+	if err != nil {
+		return nil, err
+	}
+	a.log.InfoContext(ctx, "erased conversation", "tenant", rec.Tenant, "conversation_hash", rec.ConversationHash,
+		"found", got.Found, "sessions", got.Sessions, "by", rec.By)
+	return &slotdv1.EraseConversationResponse{Found: got.Found, SessionsErased: int32(got.Sessions),
+		ConversationHash: rec.ConversationHash, ErasedAt: timestamppb.New(rec.At), ErasedBy: rec.By}, nil
 }
 
 // GetSessionHistory implements slotd.v1.AdminService.

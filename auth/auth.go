@@ -22,7 +22,16 @@ type Principal struct {
 	Tenant string
 	// Admin calls may use AdminService.
 	Admin bool
+	// Name names an admin principal in the records of what it did (an
+	// erasure): the name of a "name:key" entry of SLOTD_ADMIN_KEYS, else
+	// "key-" and the first 8 hex digits of the key's SHA-256, which tells
+	// keys apart without giving any away; "loopback" on a server without
+	// keys. Never the key.
+	Name string
 }
+
+// LoopbackName is the Name of the principal of a server without keys.
+const LoopbackName = "loopback"
 
 type key struct {
 	digest [32]byte
@@ -56,11 +65,15 @@ func Parse(apiKeys, adminKeys string) (*Keys, error) {
 		k.tenants++
 	}
 	for i, item := range split(adminKeys) {
-		secret := item
-		if _, s, ok := strings.Cut(item, ":"); ok {
-			secret = s
+		secret, name := item, ""
+		if n, s, ok := strings.Cut(item, ":"); ok {
+			secret, name = s, n
 		}
-		if err := k.add(secret, Principal{Admin: true}); err != nil {
+		if name == "" {
+			d := sha256.Sum256([]byte(secret))
+			name = fmt.Sprintf("key-%x", d[:4])
+		}
+		if err := k.add(secret, Principal{Admin: true, Name: name}); err != nil {
 			return nil, fmt.Errorf("SLOTD_ADMIN_KEYS: entry %d: %w", i+1, err)
 		}
 	}
@@ -176,7 +189,7 @@ func (k *Keys) Authorize(ctx context.Context, md metadata.MD, method string) (co
 		return ctx, nil
 	}
 	if !k.Enabled() {
-		return With(ctx, Principal{Admin: true}), nil
+		return With(ctx, Principal{Admin: true, Name: LoopbackName}), nil
 	}
 	who, err := k.Check(md.Get("authorization"))
 	if err != nil {
@@ -197,7 +210,7 @@ func (k *Keys) Authorize(ctx context.Context, md metadata.MD, method string) (co
 // without keys anyone is the default tenant with admin rights.
 func (k *Keys) Check(authorization []string) (Principal, error) {
 	if !k.Enabled() {
-		return Principal{Admin: true}, nil
+		return Principal{Admin: true, Name: LoopbackName}, nil
 	}
 	switch len(authorization) {
 	case 0:

@@ -157,3 +157,24 @@ func TestWithoutKeysEverythingIsTheDefaultTenantOnLoopback(t *testing.T) {
 		t.Errorf("with keys any address is fine: %v", err)
 	}
 }
+
+// An admin principal is named by its entry's name, or by a fingerprint of
+// its key that holds no part of the key; never by the key.
+func TestAdminPrincipalNames(t *testing.T) {
+	t.Parallel()
+	const named, unnamed = "0123456789abcdef-named", "fedcba9876543210-plain"
+	k, err := Parse("", "oncall:"+named+","+unnamed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if who, ok := k.Lookup(named); !ok || who.Name != "oncall" {
+		t.Errorf("the named key's principal = %+v, %v; want the name oncall", who, ok)
+	}
+	who, ok := k.Lookup(unnamed)
+	if !ok || !strings.HasPrefix(who.Name, "key-") || len(who.Name) != len("key-")+8 || strings.Contains(unnamed, who.Name[4:]) {
+		t.Errorf("the unnamed key's principal = %+v, %v; want key- and 8 hex digits of its hash", who, ok)
+	}
+	if p, _ := (&Keys{}).Check(nil); p.Name != LoopbackName {
+		t.Errorf("a server without keys names its principal %q, want %q", p.Name, LoopbackName)
+	}
+}

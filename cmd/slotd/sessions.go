@@ -23,11 +23,11 @@ import (
 // usage lists them. Each is a *command whose setup declares its flags
 // beside addAdminFlags' and whose work calls connect; a new one is added
 // to this list.
-var sessionsCommands = []*command{sessionsList, sessionsResetStale, sessionsShow, sessionsPurge}
+var sessionsCommands = []*command{sessionsList, sessionsResetStale, sessionsShow, sessionsPurge, sessionsErase}
 
 var sessionsCommand = &command{
 	name:    "sessions",
-	summary: "list, reset-stale, show and purge sessions of a running slotd",
+	summary: "list, reset-stale, show, purge and erase sessions of a running slotd",
 	about: `Operators' commands against a running slotd's AdminService, with an admin
 key (--admin-key, SLOTD_ADMIN_KEY) when the server has keys.`,
 	subs: sessionsCommands,
@@ -210,6 +210,49 @@ var sessionsPurge = &command{
 				return printJSON(c.stdout, r)
 			}
 			_, err = fmt.Fprintf(c.stdout, "%s %d sessions\n", map[bool]string{false: "purged", true: "would purge"}[dryRun], len(r.SessionIds))
+			return err
+		}
+	},
+}
+
+var sessionsErase = &command{
+	name:    "erase",
+	summary: "remove every row that holds a conversation, and record the erasure",
+	about: `Removes every session, turn and slot change of the conversation --conversation
+of --tenant in one transaction, and records the erasure under the tenant by a
+hash of the conversation id, with the time and the admin key's name. Without
+--tenant it is the default tenant's conversation (a server without API keys),
+never any tenant's. A conversation slotd holds nothing of is no error: the
+erasure is recorded, and the command says nothing was found.`,
+	setup: func(fs *flags) runFunc {
+		a := addAdminFlags(fs)
+		var conversation, tenant string
+		fs.String(&conversation, "conversation", "SLOTD_SESSIONS_CONVERSATION", "", "the conversation id (required)")
+		fs.String(&tenant, "tenant", "SLOTD_SESSIONS_TENANT", "", "the tenant that holds it; empty is the default tenant")
+		return func(ctx context.Context, c *cli, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			if conversation == "" {
+				return usagef("--conversation is required")
+			}
+			ctx, admin, done, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer done()
+			r, err := admin.EraseConversation(ctx, &slotdv1.EraseConversationRequest{Tenant: tenant, ConversationId: conversation})
+			if err != nil {
+				return a.callError(err)
+			}
+			if a.json {
+				return printJSON(c.stdout, r)
+			}
+			what := fmt.Sprintf("erased %d sessions", r.SessionsErased)
+			if !r.Found {
+				what = "found nothing to erase"
+			}
+			_, err = fmt.Fprintf(c.stdout, "%s; recorded as %s by %s\n", what, r.ConversationHash, r.ErasedBy)
 			return err
 		}
 	},

@@ -98,6 +98,18 @@ func TestSessionsCommands(t *testing.T) {
 		t.Errorf("show --tenant shop:\n%s", out)
 	}
 
+	// Erasing the shop's chat-7 leaves the bank's; again, nothing is found.
+	if out := run("erase", "--tenant", "shop", "--conversation", "chat-7"); !strings.Contains(out, "erased 1 sessions") ||
+		strings.Contains(out, "chat-7") || !strings.Contains(out, " by key-") {
+		t.Errorf("erase:\n%s", out)
+	}
+	if out := run("erase", "--tenant", "shop", "--conversation", "chat-7"); !strings.Contains(out, "found nothing to erase") {
+		t.Errorf("erase again:\n%s", out)
+	}
+	fail(`session of conversation "chat-7" under tenant "shop" not found; tenant "bank" holds it`, 1,
+		"show", "--conversation", "chat-7", "--tenant", "shop")
+	fail("--conversation is required", 2, "erase", "--tenant", "shop")
+
 	// Without the admin key the server refuses, and the line says what to do.
 	fail("SLOTD_ADMIN_KEY", 1, "list", "--admin-key", "")
 	fail("SLOTD_ADMIN_KEYS", 1, "list", "--admin-key", "bank-key-0123456789abc")

@@ -2315,6 +2315,142 @@ func (x *PurgeSessionsResponse) GetDryRun() bool {
 	return false
 }
 
+type EraseConversationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tenant that holds the conversation. Empty is the default tenant (of
+	// a server without API keys), never "any tenant".
+	Tenant string `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// Required.
+	ConversationId string `protobuf:"bytes,2,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *EraseConversationRequest) Reset() {
+	*x = EraseConversationRequest{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EraseConversationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EraseConversationRequest) ProtoMessage() {}
+
+func (x *EraseConversationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EraseConversationRequest.ProtoReflect.Descriptor instead.
+func (*EraseConversationRequest) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *EraseConversationRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *EraseConversationRequest) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+type EraseConversationResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether slotd held any row of the conversation.
+	Found bool `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	// How many sessions went, each with its turns and slot changes.
+	SessionsErased int32 `protobuf:"varint,2,opt,name=sessions_erased,json=sessionsErased,proto3" json:"sessions_erased,omitempty"`
+	// The hex SHA-256 of the tenant, a zero byte and the conversation id: what
+	// the erasure record and the logs keep instead of the id.
+	ConversationHash string                 `protobuf:"bytes,3,opt,name=conversation_hash,json=conversationHash,proto3" json:"conversation_hash,omitempty"`
+	ErasedAt         *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=erased_at,json=erasedAt,proto3" json:"erased_at,omitempty"`
+	// The name of the admin key that asked (never the key).
+	ErasedBy      string `protobuf:"bytes,5,opt,name=erased_by,json=erasedBy,proto3" json:"erased_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EraseConversationResponse) Reset() {
+	*x = EraseConversationResponse{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EraseConversationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EraseConversationResponse) ProtoMessage() {}
+
+func (x *EraseConversationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EraseConversationResponse.ProtoReflect.Descriptor instead.
+func (*EraseConversationResponse) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *EraseConversationResponse) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
+func (x *EraseConversationResponse) GetSessionsErased() int32 {
+	if x != nil {
+		return x.SessionsErased
+	}
+	return 0
+}
+
+func (x *EraseConversationResponse) GetConversationHash() string {
+	if x != nil {
+		return x.ConversationHash
+	}
+	return ""
+}
+
+func (x *EraseConversationResponse) GetErasedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ErasedAt
+	}
+	return nil
+}
+
+func (x *EraseConversationResponse) GetErasedBy() string {
+	if x != nil {
+		return x.ErasedBy
+	}
+	return ""
+}
+
 type GetSessionHistoryRequest struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
@@ -2333,7 +2469,7 @@ type GetSessionHistoryRequest struct {
 
 func (x *GetSessionHistoryRequest) Reset() {
 	*x = GetSessionHistoryRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[26]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2481,7 @@ func (x *GetSessionHistoryRequest) String() string {
 func (*GetSessionHistoryRequest) ProtoMessage() {}
 
 func (x *GetSessionHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[26]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2494,7 @@ func (x *GetSessionHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{26}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetSessionHistoryRequest) GetConversationId() string {
@@ -2403,7 +2539,7 @@ type HistoryTurn struct {
 
 func (x *HistoryTurn) Reset() {
 	*x = HistoryTurn{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[27]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2415,7 +2551,7 @@ func (x *HistoryTurn) String() string {
 func (*HistoryTurn) ProtoMessage() {}
 
 func (x *HistoryTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[27]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2428,7 +2564,7 @@ func (x *HistoryTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryTurn.ProtoReflect.Descriptor instead.
 func (*HistoryTurn) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{27}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *HistoryTurn) GetTurnId() string {
@@ -2482,7 +2618,7 @@ type HistoryChange struct {
 
 func (x *HistoryChange) Reset() {
 	*x = HistoryChange{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[28]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2494,7 +2630,7 @@ func (x *HistoryChange) String() string {
 func (*HistoryChange) ProtoMessage() {}
 
 func (x *HistoryChange) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[28]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2507,7 +2643,7 @@ func (x *HistoryChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryChange.ProtoReflect.Descriptor instead.
 func (*HistoryChange) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{28}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *HistoryChange) GetSlot() string {
@@ -2570,7 +2706,7 @@ type GetSessionHistoryResponse struct {
 
 func (x *GetSessionHistoryResponse) Reset() {
 	*x = GetSessionHistoryResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[29]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2582,7 +2718,7 @@ func (x *GetSessionHistoryResponse) String() string {
 func (*GetSessionHistoryResponse) ProtoMessage() {}
 
 func (x *GetSessionHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[29]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2595,7 +2731,7 @@ func (x *GetSessionHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{29}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetSessionHistoryResponse) GetSession() *Session {
@@ -2627,7 +2763,7 @@ type ListContractsRequest struct {
 
 func (x *ListContractsRequest) Reset() {
 	*x = ListContractsRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[30]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +2775,7 @@ func (x *ListContractsRequest) String() string {
 func (*ListContractsRequest) ProtoMessage() {}
 
 func (x *ListContractsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[30]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +2788,7 @@ func (x *ListContractsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContractsRequest.ProtoReflect.Descriptor instead.
 func (*ListContractsRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{30}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{32}
 }
 
 type ListContractsResponse struct {
@@ -2664,7 +2800,7 @@ type ListContractsResponse struct {
 
 func (x *ListContractsResponse) Reset() {
 	*x = ListContractsResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[31]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2676,7 +2812,7 @@ func (x *ListContractsResponse) String() string {
 func (*ListContractsResponse) ProtoMessage() {}
 
 func (x *ListContractsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[31]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2689,7 +2825,7 @@ func (x *ListContractsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContractsResponse.ProtoReflect.Descriptor instead.
 func (*ListContractsResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{31}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListContractsResponse) GetContracts() []*ContractInfo {
@@ -2712,7 +2848,7 @@ type ContractInfo struct {
 
 func (x *ContractInfo) Reset() {
 	*x = ContractInfo{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[32]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2724,7 +2860,7 @@ func (x *ContractInfo) String() string {
 func (*ContractInfo) ProtoMessage() {}
 
 func (x *ContractInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[32]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2737,7 +2873,7 @@ func (x *ContractInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContractInfo.ProtoReflect.Descriptor instead.
 func (*ContractInfo) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{32}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ContractInfo) GetName() string {
@@ -2940,7 +3076,16 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\x15PurgeSessionsResponse\x12\x1f\n" +
 	"\vsession_ids\x18\x01 \x03(\tR\n" +
 	"sessionIds\x12\x17\n" +
-	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"\x8e\x01\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"[\n" +
+	"\x18EraseConversationRequest\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12'\n" +
+	"\x0fconversation_id\x18\x02 \x01(\tR\x0econversationId\"\xdd\x01\n" +
+	"\x19EraseConversationResponse\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\x12'\n" +
+	"\x0fsessions_erased\x18\x02 \x01(\x05R\x0esessionsErased\x12+\n" +
+	"\x11conversation_hash\x18\x03 \x01(\tR\x10conversationHash\x127\n" +
+	"\terased_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\berasedAt\x12\x1b\n" +
+	"\terased_by\x18\x05 \x01(\tR\berasedBy\"\x8e\x01\n" +
 	"\x18GetSessionHistoryRequest\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x1d\n" +
 	"\n" +
@@ -3020,12 +3165,13 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\fResetSession\x12\x1d.slotd.v1.ResetSessionRequest\x1a\x1e.slotd.v1.ResetSessionResponse\x12V\n" +
 	"\x0fCompleteSession\x12 .slotd.v1.CompleteSessionRequest\x1a!.slotd.v1.CompleteSessionResponse\x12P\n" +
 	"\rListContracts\x12\x1e.slotd.v1.ListContractsRequest\x1a\x1f.slotd.v1.ListContractsResponse\x12P\n" +
-	"\rGetToolSchema\x12\x1e.slotd.v1.GetToolSchemaRequest\x1a\x1f.slotd.v1.GetToolSchemaResponse2\xee\x02\n" +
+	"\rGetToolSchema\x12\x1e.slotd.v1.GetToolSchemaRequest\x1a\x1f.slotd.v1.GetToolSchemaResponse2\xcc\x03\n" +
 	"\fAdminService\x12M\n" +
 	"\fListSessions\x12\x1d.slotd.v1.ListSessionsRequest\x1a\x1e.slotd.v1.ListSessionsResponse\x12_\n" +
 	"\x12ResetStaleSessions\x12#.slotd.v1.ResetStaleSessionsRequest\x1a$.slotd.v1.ResetStaleSessionsResponse\x12\\\n" +
 	"\x11GetSessionHistory\x12\".slotd.v1.GetSessionHistoryRequest\x1a#.slotd.v1.GetSessionHistoryResponse\x12P\n" +
-	"\rPurgeSessions\x12\x1e.slotd.v1.PurgeSessionsRequest\x1a\x1f.slotd.v1.PurgeSessionsResponseB3Z1github.com/slotd/slotd/api/proto/slotd/v1;slotdv1b\x06proto3"
+	"\rPurgeSessions\x12\x1e.slotd.v1.PurgeSessionsRequest\x1a\x1f.slotd.v1.PurgeSessionsResponse\x12\\\n" +
+	"\x11EraseConversation\x12\".slotd.v1.EraseConversationRequest\x1a#.slotd.v1.EraseConversationResponseB3Z1github.com/slotd/slotd/api/proto/slotd/v1;slotdv1b\x06proto3"
 
 var (
 	file_slotd_v1_slotd_proto_rawDescOnce sync.Once
@@ -3040,7 +3186,7 @@ func file_slotd_v1_slotd_proto_rawDescGZIP() []byte {
 }
 
 var file_slotd_v1_slotd_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_slotd_v1_slotd_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_slotd_v1_slotd_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_slotd_v1_slotd_proto_goTypes = []any{
 	(Action)(0),                        // 0: slotd.v1.Action
 	(Decision)(0),                      // 1: slotd.v1.Decision
@@ -3072,47 +3218,49 @@ var file_slotd_v1_slotd_proto_goTypes = []any{
 	(*ResetStaleSessionsResponse)(nil), // 27: slotd.v1.ResetStaleSessionsResponse
 	(*PurgeSessionsRequest)(nil),       // 28: slotd.v1.PurgeSessionsRequest
 	(*PurgeSessionsResponse)(nil),      // 29: slotd.v1.PurgeSessionsResponse
-	(*GetSessionHistoryRequest)(nil),   // 30: slotd.v1.GetSessionHistoryRequest
-	(*HistoryTurn)(nil),                // 31: slotd.v1.HistoryTurn
-	(*HistoryChange)(nil),              // 32: slotd.v1.HistoryChange
-	(*GetSessionHistoryResponse)(nil),  // 33: slotd.v1.GetSessionHistoryResponse
-	(*ListContractsRequest)(nil),       // 34: slotd.v1.ListContractsRequest
-	(*ListContractsResponse)(nil),      // 35: slotd.v1.ListContractsResponse
-	(*ContractInfo)(nil),               // 36: slotd.v1.ContractInfo
-	nil,                                // 37: slotd.v1.Session.AttemptsEntry
-	(*structpb.Struct)(nil),            // 38: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),      // 39: google.protobuf.Timestamp
-	(*structpb.Value)(nil),             // 40: google.protobuf.Value
-	(*durationpb.Duration)(nil),        // 41: google.protobuf.Duration
+	(*EraseConversationRequest)(nil),   // 30: slotd.v1.EraseConversationRequest
+	(*EraseConversationResponse)(nil),  // 31: slotd.v1.EraseConversationResponse
+	(*GetSessionHistoryRequest)(nil),   // 32: slotd.v1.GetSessionHistoryRequest
+	(*HistoryTurn)(nil),                // 33: slotd.v1.HistoryTurn
+	(*HistoryChange)(nil),              // 34: slotd.v1.HistoryChange
+	(*GetSessionHistoryResponse)(nil),  // 35: slotd.v1.GetSessionHistoryResponse
+	(*ListContractsRequest)(nil),       // 36: slotd.v1.ListContractsRequest
+	(*ListContractsResponse)(nil),      // 37: slotd.v1.ListContractsResponse
+	(*ContractInfo)(nil),               // 38: slotd.v1.ContractInfo
+	nil,                                // 39: slotd.v1.Session.AttemptsEntry
+	(*structpb.Struct)(nil),            // 40: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),      // 41: google.protobuf.Timestamp
+	(*structpb.Value)(nil),             // 42: google.protobuf.Value
+	(*durationpb.Duration)(nil),        // 43: google.protobuf.Duration
 }
 var file_slotd_v1_slotd_proto_depIdxs = []int32{
-	38, // 0: slotd.v1.TurnRequest.arguments:type_name -> google.protobuf.Struct
+	40, // 0: slotd.v1.TurnRequest.arguments:type_name -> google.protobuf.Struct
 	5,  // 1: slotd.v1.TurnRequest.confirmation:type_name -> slotd.v1.Confirmation
-	39, // 2: slotd.v1.TurnRequest.now:type_name -> google.protobuf.Timestamp
+	41, // 2: slotd.v1.TurnRequest.now:type_name -> google.protobuf.Timestamp
 	8,  // 3: slotd.v1.TurnResponse.session:type_name -> slotd.v1.Session
 	0,  // 4: slotd.v1.TurnResponse.action:type_name -> slotd.v1.Action
 	10, // 5: slotd.v1.TurnResponse.question:type_name -> slotd.v1.Question
 	11, // 6: slotd.v1.TurnResponse.changes:type_name -> slotd.v1.Change
-	38, // 7: slotd.v1.TurnResponse.arguments:type_name -> google.protobuf.Struct
+	40, // 7: slotd.v1.TurnResponse.arguments:type_name -> google.protobuf.Struct
 	12, // 8: slotd.v1.TurnResponse.problem:type_name -> slotd.v1.Problem
 	8,  // 9: slotd.v1.TurnResponse.previous_session:type_name -> slotd.v1.Session
 	7,  // 10: slotd.v1.TurnResponse.open_sessions:type_name -> slotd.v1.OpenSession
 	8,  // 11: slotd.v1.TurnResponse.ended_sessions:type_name -> slotd.v1.Session
 	0,  // 12: slotd.v1.OpenSession.last_action:type_name -> slotd.v1.Action
-	39, // 13: slotd.v1.OpenSession.updated_at:type_name -> google.protobuf.Timestamp
+	41, // 13: slotd.v1.OpenSession.updated_at:type_name -> google.protobuf.Timestamp
 	2,  // 14: slotd.v1.Session.status:type_name -> slotd.v1.SessionStatus
-	38, // 15: slotd.v1.Session.slots:type_name -> google.protobuf.Struct
+	40, // 15: slotd.v1.Session.slots:type_name -> google.protobuf.Struct
 	9,  // 16: slotd.v1.Session.pending:type_name -> slotd.v1.PendingChange
-	39, // 17: slotd.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	39, // 18: slotd.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
-	39, // 19: slotd.v1.Session.ended_at:type_name -> google.protobuf.Timestamp
-	37, // 20: slotd.v1.Session.attempts:type_name -> slotd.v1.Session.AttemptsEntry
-	40, // 21: slotd.v1.PendingChange.old:type_name -> google.protobuf.Value
-	40, // 22: slotd.v1.PendingChange.new:type_name -> google.protobuf.Value
-	40, // 23: slotd.v1.Question.old:type_name -> google.protobuf.Value
-	40, // 24: slotd.v1.Question.new:type_name -> google.protobuf.Value
-	40, // 25: slotd.v1.Change.old:type_name -> google.protobuf.Value
-	40, // 26: slotd.v1.Change.new:type_name -> google.protobuf.Value
+	41, // 17: slotd.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	41, // 18: slotd.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
+	41, // 19: slotd.v1.Session.ended_at:type_name -> google.protobuf.Timestamp
+	39, // 20: slotd.v1.Session.attempts:type_name -> slotd.v1.Session.AttemptsEntry
+	42, // 21: slotd.v1.PendingChange.old:type_name -> google.protobuf.Value
+	42, // 22: slotd.v1.PendingChange.new:type_name -> google.protobuf.Value
+	42, // 23: slotd.v1.Question.old:type_name -> google.protobuf.Value
+	42, // 24: slotd.v1.Question.new:type_name -> google.protobuf.Value
+	42, // 25: slotd.v1.Change.old:type_name -> google.protobuf.Value
+	42, // 26: slotd.v1.Change.new:type_name -> google.protobuf.Value
 	1,  // 27: slotd.v1.Change.decision:type_name -> slotd.v1.Decision
 	13, // 28: slotd.v1.Problem.errors:type_name -> slotd.v1.FieldError
 	8,  // 29: slotd.v1.GetSessionResponse.session:type_name -> slotd.v1.Session
@@ -3120,56 +3268,59 @@ var file_slotd_v1_slotd_proto_depIdxs = []int32{
 	11, // 31: slotd.v1.ResetSessionResponse.changes:type_name -> slotd.v1.Change
 	8,  // 32: slotd.v1.ResetSessionResponse.sessions:type_name -> slotd.v1.Session
 	3,  // 33: slotd.v1.BackendFailure.kind:type_name -> slotd.v1.FailureKind
-	40, // 34: slotd.v1.CompleteSessionRequest.result:type_name -> google.protobuf.Value
+	42, // 34: slotd.v1.CompleteSessionRequest.result:type_name -> google.protobuf.Value
 	18, // 35: slotd.v1.CompleteSessionRequest.failure:type_name -> slotd.v1.BackendFailure
-	39, // 36: slotd.v1.CompleteSessionRequest.now:type_name -> google.protobuf.Timestamp
+	41, // 36: slotd.v1.CompleteSessionRequest.now:type_name -> google.protobuf.Timestamp
 	8,  // 37: slotd.v1.CompleteSessionResponse.session:type_name -> slotd.v1.Session
-	38, // 38: slotd.v1.CompleteSessionResponse.output:type_name -> google.protobuf.Struct
+	40, // 38: slotd.v1.CompleteSessionResponse.output:type_name -> google.protobuf.Struct
 	0,  // 39: slotd.v1.CompleteSessionResponse.action:type_name -> slotd.v1.Action
 	12, // 40: slotd.v1.CompleteSessionResponse.problem:type_name -> slotd.v1.Problem
-	38, // 41: slotd.v1.GetToolSchemaResponse.parameters:type_name -> google.protobuf.Struct
+	40, // 41: slotd.v1.GetToolSchemaResponse.parameters:type_name -> google.protobuf.Struct
 	2,  // 42: slotd.v1.ListSessionsRequest.status:type_name -> slotd.v1.SessionStatus
-	41, // 43: slotd.v1.ListSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
+	43, // 43: slotd.v1.ListSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
 	8,  // 44: slotd.v1.SessionSummary.session:type_name -> slotd.v1.Session
 	24, // 45: slotd.v1.ListSessionsResponse.sessions:type_name -> slotd.v1.SessionSummary
-	41, // 46: slotd.v1.ResetStaleSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
-	41, // 47: slotd.v1.PurgeSessionsRequest.ended_longer_than:type_name -> google.protobuf.Duration
-	0,  // 48: slotd.v1.HistoryTurn.action:type_name -> slotd.v1.Action
-	39, // 49: slotd.v1.HistoryTurn.at:type_name -> google.protobuf.Timestamp
-	38, // 50: slotd.v1.HistoryTurn.request:type_name -> google.protobuf.Struct
-	40, // 51: slotd.v1.HistoryChange.old:type_name -> google.protobuf.Value
-	40, // 52: slotd.v1.HistoryChange.new:type_name -> google.protobuf.Value
-	1,  // 53: slotd.v1.HistoryChange.decision:type_name -> slotd.v1.Decision
-	39, // 54: slotd.v1.HistoryChange.at:type_name -> google.protobuf.Timestamp
-	8,  // 55: slotd.v1.GetSessionHistoryResponse.session:type_name -> slotd.v1.Session
-	31, // 56: slotd.v1.GetSessionHistoryResponse.turns:type_name -> slotd.v1.HistoryTurn
-	32, // 57: slotd.v1.GetSessionHistoryResponse.changes:type_name -> slotd.v1.HistoryChange
-	36, // 58: slotd.v1.ListContractsResponse.contracts:type_name -> slotd.v1.ContractInfo
-	4,  // 59: slotd.v1.SlotService.Turn:input_type -> slotd.v1.TurnRequest
-	14, // 60: slotd.v1.SlotService.GetSession:input_type -> slotd.v1.GetSessionRequest
-	16, // 61: slotd.v1.SlotService.ResetSession:input_type -> slotd.v1.ResetSessionRequest
-	19, // 62: slotd.v1.SlotService.CompleteSession:input_type -> slotd.v1.CompleteSessionRequest
-	34, // 63: slotd.v1.SlotService.ListContracts:input_type -> slotd.v1.ListContractsRequest
-	21, // 64: slotd.v1.SlotService.GetToolSchema:input_type -> slotd.v1.GetToolSchemaRequest
-	23, // 65: slotd.v1.AdminService.ListSessions:input_type -> slotd.v1.ListSessionsRequest
-	26, // 66: slotd.v1.AdminService.ResetStaleSessions:input_type -> slotd.v1.ResetStaleSessionsRequest
-	30, // 67: slotd.v1.AdminService.GetSessionHistory:input_type -> slotd.v1.GetSessionHistoryRequest
-	28, // 68: slotd.v1.AdminService.PurgeSessions:input_type -> slotd.v1.PurgeSessionsRequest
-	6,  // 69: slotd.v1.SlotService.Turn:output_type -> slotd.v1.TurnResponse
-	15, // 70: slotd.v1.SlotService.GetSession:output_type -> slotd.v1.GetSessionResponse
-	17, // 71: slotd.v1.SlotService.ResetSession:output_type -> slotd.v1.ResetSessionResponse
-	20, // 72: slotd.v1.SlotService.CompleteSession:output_type -> slotd.v1.CompleteSessionResponse
-	35, // 73: slotd.v1.SlotService.ListContracts:output_type -> slotd.v1.ListContractsResponse
-	22, // 74: slotd.v1.SlotService.GetToolSchema:output_type -> slotd.v1.GetToolSchemaResponse
-	25, // 75: slotd.v1.AdminService.ListSessions:output_type -> slotd.v1.ListSessionsResponse
-	27, // 76: slotd.v1.AdminService.ResetStaleSessions:output_type -> slotd.v1.ResetStaleSessionsResponse
-	33, // 77: slotd.v1.AdminService.GetSessionHistory:output_type -> slotd.v1.GetSessionHistoryResponse
-	29, // 78: slotd.v1.AdminService.PurgeSessions:output_type -> slotd.v1.PurgeSessionsResponse
-	69, // [69:79] is the sub-list for method output_type
-	59, // [59:69] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	43, // 46: slotd.v1.ResetStaleSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
+	43, // 47: slotd.v1.PurgeSessionsRequest.ended_longer_than:type_name -> google.protobuf.Duration
+	41, // 48: slotd.v1.EraseConversationResponse.erased_at:type_name -> google.protobuf.Timestamp
+	0,  // 49: slotd.v1.HistoryTurn.action:type_name -> slotd.v1.Action
+	41, // 50: slotd.v1.HistoryTurn.at:type_name -> google.protobuf.Timestamp
+	40, // 51: slotd.v1.HistoryTurn.request:type_name -> google.protobuf.Struct
+	42, // 52: slotd.v1.HistoryChange.old:type_name -> google.protobuf.Value
+	42, // 53: slotd.v1.HistoryChange.new:type_name -> google.protobuf.Value
+	1,  // 54: slotd.v1.HistoryChange.decision:type_name -> slotd.v1.Decision
+	41, // 55: slotd.v1.HistoryChange.at:type_name -> google.protobuf.Timestamp
+	8,  // 56: slotd.v1.GetSessionHistoryResponse.session:type_name -> slotd.v1.Session
+	33, // 57: slotd.v1.GetSessionHistoryResponse.turns:type_name -> slotd.v1.HistoryTurn
+	34, // 58: slotd.v1.GetSessionHistoryResponse.changes:type_name -> slotd.v1.HistoryChange
+	38, // 59: slotd.v1.ListContractsResponse.contracts:type_name -> slotd.v1.ContractInfo
+	4,  // 60: slotd.v1.SlotService.Turn:input_type -> slotd.v1.TurnRequest
+	14, // 61: slotd.v1.SlotService.GetSession:input_type -> slotd.v1.GetSessionRequest
+	16, // 62: slotd.v1.SlotService.ResetSession:input_type -> slotd.v1.ResetSessionRequest
+	19, // 63: slotd.v1.SlotService.CompleteSession:input_type -> slotd.v1.CompleteSessionRequest
+	36, // 64: slotd.v1.SlotService.ListContracts:input_type -> slotd.v1.ListContractsRequest
+	21, // 65: slotd.v1.SlotService.GetToolSchema:input_type -> slotd.v1.GetToolSchemaRequest
+	23, // 66: slotd.v1.AdminService.ListSessions:input_type -> slotd.v1.ListSessionsRequest
+	26, // 67: slotd.v1.AdminService.ResetStaleSessions:input_type -> slotd.v1.ResetStaleSessionsRequest
+	32, // 68: slotd.v1.AdminService.GetSessionHistory:input_type -> slotd.v1.GetSessionHistoryRequest
+	28, // 69: slotd.v1.AdminService.PurgeSessions:input_type -> slotd.v1.PurgeSessionsRequest
+	30, // 70: slotd.v1.AdminService.EraseConversation:input_type -> slotd.v1.EraseConversationRequest
+	6,  // 71: slotd.v1.SlotService.Turn:output_type -> slotd.v1.TurnResponse
+	15, // 72: slotd.v1.SlotService.GetSession:output_type -> slotd.v1.GetSessionResponse
+	17, // 73: slotd.v1.SlotService.ResetSession:output_type -> slotd.v1.ResetSessionResponse
+	20, // 74: slotd.v1.SlotService.CompleteSession:output_type -> slotd.v1.CompleteSessionResponse
+	37, // 75: slotd.v1.SlotService.ListContracts:output_type -> slotd.v1.ListContractsResponse
+	22, // 76: slotd.v1.SlotService.GetToolSchema:output_type -> slotd.v1.GetToolSchemaResponse
+	25, // 77: slotd.v1.AdminService.ListSessions:output_type -> slotd.v1.ListSessionsResponse
+	27, // 78: slotd.v1.AdminService.ResetStaleSessions:output_type -> slotd.v1.ResetStaleSessionsResponse
+	35, // 79: slotd.v1.AdminService.GetSessionHistory:output_type -> slotd.v1.GetSessionHistoryResponse
+	29, // 80: slotd.v1.AdminService.PurgeSessions:output_type -> slotd.v1.PurgeSessionsResponse
+	31, // 81: slotd.v1.AdminService.EraseConversation:output_type -> slotd.v1.EraseConversationResponse
+	71, // [71:82] is the sub-list for method output_type
+	60, // [60:71] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_slotd_v1_slotd_proto_init() }
@@ -3187,7 +3338,7 @@ func file_slotd_v1_slotd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_slotd_v1_slotd_proto_rawDesc), len(file_slotd_v1_slotd_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   34,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

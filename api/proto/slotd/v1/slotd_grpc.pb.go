@@ -351,6 +351,7 @@ const (
 	AdminService_ResetStaleSessions_FullMethodName = "/slotd.v1.AdminService/ResetStaleSessions"
 	AdminService_GetSessionHistory_FullMethodName  = "/slotd.v1.AdminService/GetSessionHistory"
 	AdminService_PurgeSessions_FullMethodName      = "/slotd.v1.AdminService/PurgeSessions"
+	AdminService_EraseConversation_FullMethodName  = "/slotd.v1.AdminService/EraseConversation"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -369,6 +370,12 @@ type AdminServiceClient interface {
 	// PurgeSessions deletes ended sessions (with their history) ended longer
 	// ago than a duration, in a bounded batch.
 	PurgeSessions(ctx context.Context, in *PurgeSessionsRequest, opts ...grpc.CallOption) (*PurgeSessionsResponse, error)
+	// EraseConversation removes every row that holds a conversation (its
+	// sessions, turns and slot changes) in one transaction, waiting for a
+	// turn in progress, and records the erasure: the tenant, a hash of the
+	// conversation id, when, and the admin key's name. Erasing a conversation
+	// slotd holds nothing of is no error: it is recorded, with found false.
+	EraseConversation(ctx context.Context, in *EraseConversationRequest, opts ...grpc.CallOption) (*EraseConversationResponse, error)
 }
 
 type adminServiceClient struct {
@@ -419,6 +426,16 @@ func (c *adminServiceClient) PurgeSessions(ctx context.Context, in *PurgeSession
 	return out, nil
 }
 
+func (c *adminServiceClient) EraseConversation(ctx context.Context, in *EraseConversationRequest, opts ...grpc.CallOption) (*EraseConversationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EraseConversationResponse)
+	err := c.cc.Invoke(ctx, AdminService_EraseConversation_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -435,6 +452,12 @@ type AdminServiceServer interface {
 	// PurgeSessions deletes ended sessions (with their history) ended longer
 	// ago than a duration, in a bounded batch.
 	PurgeSessions(context.Context, *PurgeSessionsRequest) (*PurgeSessionsResponse, error)
+	// EraseConversation removes every row that holds a conversation (its
+	// sessions, turns and slot changes) in one transaction, waiting for a
+	// turn in progress, and records the erasure: the tenant, a hash of the
+	// conversation id, when, and the admin key's name. Erasing a conversation
+	// slotd holds nothing of is no error: it is recorded, with found false.
+	EraseConversation(context.Context, *EraseConversationRequest) (*EraseConversationResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -456,6 +479,9 @@ func (UnimplementedAdminServiceServer) GetSessionHistory(context.Context, *GetSe
 }
 func (UnimplementedAdminServiceServer) PurgeSessions(context.Context, *PurgeSessionsRequest) (*PurgeSessionsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PurgeSessions not implemented")
+}
+func (UnimplementedAdminServiceServer) EraseConversation(context.Context, *EraseConversationRequest) (*EraseConversationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method EraseConversation not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -550,6 +576,24 @@ func _AdminService_PurgeSessions_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_EraseConversation_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EraseConversationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).EraseConversation(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_EraseConversation_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).EraseConversation(ctx, req.(*EraseConversationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -572,6 +616,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PurgeSessions",
 			Handler:    _AdminService_PurgeSessions_Handler,
+		},
+		{
+			MethodName: "EraseConversation",
+			Handler:    _AdminService_EraseConversation_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
