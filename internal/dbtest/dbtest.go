@@ -53,15 +53,7 @@ func AdminURL() string {
 // its URL; it is dropped when t ends.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	admin := connectAdmin(ctx, t)
-	defer admin.Close(ctx)
-	name := newName()
-	if err := templates.clone(ctx, t, admin, name); err != nil {
-		t.Fatalf("dbtest: create database: %v", err)
-	}
-	return created(t, name)
+	return newDatabase(t, &templates, "database")
 }
 
 // NewPartitionedDatabase creates a database migrated to the latest version
@@ -73,13 +65,19 @@ func NewDatabase(t testing.TB) string {
 // passes its tests here keeps to the keys a distributed schema needs.
 func NewPartitionedDatabase(t testing.TB) string {
 	t.Helper()
+	return newDatabase(t, &partitionedTemplates, "partitioned database")
+}
+
+// newDatabase clones a database from the template of c.
+func newDatabase(t testing.TB, c *templateCache, what string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := connectAdmin(ctx, t)
 	defer admin.Close(ctx)
 	name := newName()
-	if err := partitionedTemplates.clone(ctx, t, admin, name); err != nil {
-		t.Fatalf("dbtest: create partitioned database: %v", err)
+	if err := c.clone(ctx, t, admin, name); err != nil {
+		t.Fatalf("dbtest: create %s: %v", what, err)
 	}
 	return created(t, name)
 }

@@ -154,19 +154,8 @@ func TestWarnedCommitIsNotAcknowledged(t *testing.T) {
 // leaves room on its pages for the row's next version.
 func TestTurnUpdatesAreHOT(t *testing.T) {
 	t.Parallel()
-	_, url := dbtest.NewPool(t)
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// One backend does every turn, so that its statistics can be flushed.
-	cfg.MaxConns = 1
-	pgstore.Configure(cfg)
-	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool, url := onePool(t, nil)
 	ctx := t.Context()
 	e := sessiontest.NewEngine(pgstore.New(pool), sessiontest.Catalog(t))
 	for c := range 3 {
@@ -199,6 +188,28 @@ func TestTurnUpdatesAreHOT(t *testing.T) {
 	}
 }
 
+// onePool is a pool of one connection to a new database, configured as
+// slotd configures its own, with tracer on it when not nil.
+func onePool(t *testing.T, tracer pgx.QueryTracer) (*pgxpool.Pool, string) {
+	t.Helper()
+	_, url := dbtest.NewPool(t)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	if tracer != nil {
+		cfg.ConnConfig.Tracer = tracer
+	}
+	pgstore.Configure(cfg)
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool, url
+}
+
 // roundTrips counts the statements and batches a pool sends: each is one
 // round trip once its statements are prepared.
 type roundTrips struct{ n atomic.Int64 }
@@ -219,22 +230,10 @@ func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEnd
 // COMMIT with the writes. A replayed turn_id costs the same.
 func TestTurnRoundTrips(t *testing.T) {
 	t.Parallel()
-	_, url := dbtest.NewPool(t)
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// One connection, so that the warm-up turn prepares every statement
 	// on the connection the counted turns use.
-	cfg.MaxConns = 1
 	counter := &roundTrips{}
-	cfg.ConnConfig.Tracer = counter
-	pgstore.Configure(cfg)
-	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool, _ := onePool(t, counter)
 	ctx := t.Context()
 	e := sessiontest.NewEngine(pgstore.New(pool), sessiontest.Catalog(t))
 	turn := func(conv string, i int) session.TurnRequest {
