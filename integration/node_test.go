@@ -77,7 +77,7 @@ func TestNodeExampleRunsTheSeedDialogue(t *testing.T) {
 		"step 3 (bank.open_dispute) user: ",
 		"resumed: Возвращаемся: спор по операции. Уже известно: карта: 4417;",
 		"осталось уточнить: исходная операция.",
-		"parked: bank.check_balance (missing nothing)",
+		`bank.check_balance completed: {"available":"15230.40","currency":"RUB"}`,
 		"ACTION_ASK: Какая из двух операций по карте •• 4417 была первой?",
 		"ACTION_CONFIRM: ",
 		"ACTION_READY: ",
@@ -86,6 +86,11 @@ func TestNodeExampleRunsTheSeedDialogue(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the example's output lacks %q; output:\n%s", want, out)
 		}
+	}
+	// The balance check was completed before the dispute went on: nothing
+	// of it is parked any more.
+	if strings.Contains(out, "parked: bank.check_balance") {
+		t.Errorf("a completed balance check is still parked; output:\n%s", out)
 	}
 }
 

@@ -1,10 +1,11 @@
 // @ts-check
-// The card dispute of seed 000 as an orchestrator drives it: the model's
-// dirty tool-call arguments go to slotd every turn, and slotd's action says
-// what to do next. In the middle the user asks for the card's balance: a
-// turn on another tool, in the same conversation, which parks the dispute;
-// the next turn on the dispute comes back to it (resumed) with a notice of
-// what it holds and still needs. Prints each question; exits 1 when a
+// A bank's card dispute (a customer contests a card charge) as an
+// orchestrator drives it: the model's dirty tool-call arguments go to slotd
+// every turn, and slotd's action says what to do next. In the middle the
+// user asks for the card's balance: a turn on another tool, in the same
+// conversation, which parks the dispute; the balance is looked up and
+// recorded, and the next turn on the dispute comes back to it (resumed)
+// with a notice of what it holds and still needs. Prints each question; exits 1 when a
 // step's action, or whether it resumed, is not the expected one.
 //
 //   SLOTD_ADDR=127.0.0.1:50051 [SLOTD_API_KEY=...] node dispute.mjs
@@ -24,8 +25,8 @@ const tool = 'bank.open_dispute';
 // within a few minutes of its own, and resolves "вчера" with it.
 const start = Date.now() - 120_000;
 /** @param {number} i */
-const messageTime = (i) => {
-  const ms = start + i * 20_000;
+const messageTime = (i, after = 0) => {
+  const ms = start + i * 20_000 + after;
   return { seconds: String(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1e6 };
 };
 
@@ -81,10 +82,20 @@ try {
         break;
       case 'ACTION_READY': // call the backend with the idempotency key, then CompleteSession
         console.log(`  ACTION_READY: call the backend with ${JSON.stringify(fromStruct(r.arguments))}, key ${r.idempotency_key}`);
-        // The balance check is a read-only look-up: its result goes to the
-        // model, the example records no outcome for it, and its session
-        // stays open, parked, while the dispute goes on.
-        if (!step.tool) ready = r;
+        if (!step.tool) {
+          ready = r;
+          break;
+        }
+        {
+          // The balance check is a read-only look-up: call the backend at
+          // once, record its outcome, and give the output to the model. The
+          // check is over; the dispute's next turn still comes back to it.
+          const balance = await slotd.completeSession({
+            conversation_id, tool: step.tool, idempotency_key: r.idempotency_key, now: messageTime(i, 5_000),
+            result: { available: '15230.40', currency: 'RUB', account_ref: 'internal-77' },
+          });
+          console.log(`  ${step.tool} completed: ${JSON.stringify(fromStruct(balance.output))}`);
+        }
         break;
       case 'ACTION_REPAIR': // hand the problem with its allowed values back to the model
         console.log(`  ACTION_REPAIR: ${JSON.stringify(r.problem)}`);

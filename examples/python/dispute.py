@@ -1,7 +1,8 @@
-"""The card dispute of seed 000 as an orchestrator drives it over slotd's
-HTTP/JSON gateway: the model's dirty tool-call arguments go to slotd every
-turn, and slotd's action says what to do next. Prints each action and
-question; exits 1 when a step's action is not the expected one.
+"""A bank's card dispute (a customer contests a card charge) as an
+orchestrator drives it over slotd's HTTP/JSON gateway: the model's dirty
+tool-call arguments go to slotd every turn, and slotd's action says what to
+do next. Prints each action and question; exits 1 when a step's action is
+not the expected one.
 
     SLOTD_HTTP_ADDR=127.0.0.1:8080 [SLOTD_API_KEY=...] python3 dispute.py
 
