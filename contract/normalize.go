@@ -118,7 +118,7 @@ func IsEmpty(v any) bool {
 	case nil:
 		return true
 	case string:
-		return normalizer.Clean(t) == ""
+		return normalizer.Blank(t)
 	}
 	return false
 }

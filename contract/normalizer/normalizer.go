@@ -99,6 +99,22 @@ func Clean(s string) string {
 	return b.String()
 }
 
+// Blank reports whether Clean(s) is "": s holds nothing but white space
+// and invisible characters. It answers without cleaning when it can: a
+// clean ASCII string is blank only when empty, and a letter or a digit
+// survives Clean (NFC maps a letter to a letter, a digit to a digit).
+func Blank(s string) bool {
+	if isCleanASCII(s) {
+		return s == ""
+	}
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return Clean(s) == ""
+}
+
 func isCleanASCII(s string) bool {
 	if s == "" {
 		return true

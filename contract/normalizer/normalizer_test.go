@@ -135,3 +135,27 @@ func TestRefusalError(t *testing.T) {
 		t.Errorf("error = %v, want the key alone", err)
 	}
 }
+
+func TestBlank(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{
+		"", " ", "   ", "\t\n", "\u00a0", "\u200b", "\u200b \u200d\ufeff", "\u2003\u3000", "\u00ad",
+		"a", " a ", "\u200ba", "Вчера", " двойное\u00a0списание ", "٣", "1 200,50 ₽", "₽", "—", "\u0301",
+		"e\u0301", " \u0301 ", "\u1fef", "\u037e", "\u212b", "\u2160", "**** 4417", "\u202e\u2066",
+	} {
+		if got, want := normalizer.Blank(s), normalizer.Clean(s) == ""; got != want {
+			t.Errorf("Blank(%q) = %v, want %v (Clean gives %q)", s, got, want, normalizer.Clean(s))
+		}
+	}
+}
+
+func FuzzBlank(f *testing.F) {
+	for _, s := range []string{"", " ", "\u200b", "a", "Вчера", "\u0301", "\u00a0\u2003"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := normalizer.Blank(s), normalizer.Clean(s) == ""; got != want {
+			t.Fatalf("Blank(%q) = %v, Clean gives %q", s, got, normalizer.Clean(s))
+		}
+	})
+}
