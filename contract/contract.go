@@ -78,9 +78,11 @@ type Contract struct {
 	label       map[string]string
 	output      *Output
 	byName      map[string]*Property
-	schema      *jsonschema.Schema
-	loc         *time.Location
-	raw         *jsontree.Object // the contract as written, members in file order
+	// position is each property's index in Properties.
+	position map[string]int
+	schema   *jsonschema.Schema
+	loc      *time.Location
+	raw      *jsontree.Object // the contract as written, members in file order
 }
 
 // Property is one slot of a contract.
@@ -217,6 +219,7 @@ func parseRoot(src []byte) (*Contract, *document, error) {
 		label:         doc.X.Label,
 		Exclusive:     doc.X.Exclusive,
 		byName:        map[string]*Property{},
+		position:      map[string]int{},
 	}
 	if c.DefaultLocale == "" {
 		c.DefaultLocale = "en"
@@ -280,6 +283,7 @@ func (c *Contract) parseProperties(src []byte, doc *document) error {
 		if err != nil {
 			return fmt.Errorf("property %s: %w", pname, err)
 		}
+		c.position[pname] = len(c.Properties)
 		c.Properties = append(c.Properties, p)
 		c.byName[pname] = p
 	}
@@ -488,19 +492,15 @@ func (c *Contract) Property(name string) *Property { return c.byName[name] }
 // InOrder returns the given slot names sorted in contract order; unknown
 // names are dropped.
 func (c *Contract) InOrder(names []string) []string {
-	idx := make(map[string]int, len(c.Properties))
-	for i, p := range c.Properties {
-		idx[p.Name] = i
-	}
-	out := make([]string, 0, len(names))
-	seen := map[string]bool{}
+	// out holds at most one name per property: finding a name in it is
+	// cheaper than a set.
+	out := make([]string, 0, min(len(names), len(c.Properties)))
 	for _, n := range names {
-		if _, ok := idx[n]; ok && !seen[n] {
-			seen[n] = true
+		if _, ok := c.position[n]; ok && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return idx[out[i]] < idx[out[j]] })
+	slices.SortFunc(out, func(a, b string) int { return c.position[a] - c.position[b] })
 	return out
 }
 
