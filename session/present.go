@@ -73,8 +73,7 @@ func (t *turn) present() *Result {
 func openSessions(contracts *contract.Catalog, others []*Session) []OpenSession {
 	var out []OpenSession
 	for _, o := range others {
-		v := viewFor(contracts, o)
-		out = append(out, OpenSession{Tool: o.Tool, SessionID: o.ID, Missing: v.Missing,
+		out = append(out, OpenSession{Tool: o.Tool, SessionID: o.ID, Missing: missingOf(contracts, o),
 			LastAction: clarify.Action(o.LastAction), UpdatedAt: o.UpdatedAt})
 	}
 	return out
@@ -145,12 +144,15 @@ func receivedValue(c *contract.Contract, slot string, raw any) any {
 // viewFor is a session as the orchestrator sees it, with its missing slots
 // when it is active.
 func viewFor(contracts *contract.Catalog, s *Session) View {
-	c := contracts.Get(s.Tool)
-	var missing []string
-	if c != nil && s.Status == Active {
-		missing = c.Check(s.State.Slots).Missing
+	return viewOf(s, contracts.Get(s.Tool), missingOf(contracts, s))
+}
+
+// missingOf is the slots an active session still needs.
+func missingOf(contracts *contract.Catalog, s *Session) []string {
+	if c := contracts.Get(s.Tool); c != nil && s.Status == Active {
+		return c.Check(s.State.Slots).Missing
 	}
-	return viewOf(s, c, missing)
+	return nil
 }
 
 func viewOf(s *Session, c *contract.Contract, missing []string) View {
