@@ -24,7 +24,7 @@ FUZZ_TARGETS := ./session:FuzzTurn ./api:FuzzStatus ./api:FuzzCodec ./contract:F
 	./contract/normalizer:FuzzNormalizeDate ./contract/normalizer:FuzzNormalizeTime ./contract/normalizer:FuzzNormalizeAmount \
 	./contract/normalizer:FuzzNormalizeInteger ./contract/normalizer:FuzzNormalizeLastDigits ./contract/normalizer:FuzzNormalizeEnum \
 	./contract/normalizer:FuzzNormalizeIATA ./contract/normalizer:FuzzNormalizeText ./contract/normalizer:FuzzNormalizeCurrency \
-	./internal/phrase:FuzzFill
+	./contract/normalizer:FuzzBlank ./internal/phrase:FuzzFill
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
