@@ -60,12 +60,16 @@ const resumeGap = 2 * time.Second
 // cameBack reports whether another open session was used after this one's
 // last turn and before the model message this turn is of: a turn on
 // another tool more than resumeGap after this session's last turn, and
-// more than resumeGap before this one.
+// more than resumeGap before this one. Both the other session's last use
+// and the one before it count, so that a call of this same message that
+// used it again a moment ago does not hide the digression.
 func (t *turn) cameBack() bool {
 	last, now := t.s.UpdatedAt, t.in.req.Now
 	away := func(at time.Time) bool { return at.Sub(last) > resumeGap && now.Sub(at) > resumeGap }
 	for _, o := range t.others {
-		if away(o.UpdatedAt) {
+		// Its previous use counts too: a call of this same model message
+		// may have used it again a moment ago.
+		if away(o.UpdatedAt) || away(o.PreviousUse) {
 			return true
 		}
 	}

@@ -414,6 +414,36 @@ func TestPlanResumedAfterAFinishedDigression(t *testing.T) {
 	}
 }
 
+// A model message that goes back to a parked tool and, in a parallel call,
+// uses again the tool of the digression: whichever call lands first, the
+// one back on the parked session says so, and the other does not.
+func TestPlanResumedInAParallelMessage(t *testing.T) {
+	t.Parallel()
+	for _, digressionFirst := range []bool{true, false} {
+		c := newConvo(t)
+		first := c.send(dispute, map[string]any{"card_last4": "4417", "amount": "1 200 ₽"})
+		c.now = c.now.Add(time.Minute)
+		c.send(flights, map[string]any{"from": "MAD"})
+		c.now = c.now.Add(time.Minute)
+		var back, again *Result
+		if digressionFirst {
+			again = c.send(flights, map[string]any{"to": "KBP"})
+			c.now = c.now.Add(40 * time.Millisecond)
+			back = c.send(dispute, map[string]any{"reason": "fraud"})
+		} else {
+			back = c.send(dispute, map[string]any{"reason": "fraud"})
+			c.now = c.now.Add(40 * time.Millisecond)
+			again = c.send(flights, map[string]any{"to": "KBP"})
+		}
+		if back.Session.ID != first.Session.ID || !back.Resumed || back.Notice == "" {
+			t.Errorf("flight search first %v: back on the dispute resumed %v notice %q, want it said", digressionFirst, back.Resumed, back.Notice)
+		}
+		if again.Resumed {
+			t.Errorf("flight search first %v: the flight search, used last a minute ago, says resumed", digressionFirst)
+		}
+	}
+}
+
 // Parallel tool calls of one model message each work on their own session;
 // they do not count as coming back to each other.
 func TestPlanParallelCalls(t *testing.T) {

@@ -86,7 +86,11 @@ type Session struct {
 	TimeZone     string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
-	EndedAt      time.Time
+	// PreviousUse is the UpdatedAt of the session's turn before its last:
+	// by it a turn on another tool tells that this one was used in between
+	// even when a call of the same model message used it again just now.
+	PreviousUse time.Time
+	EndedAt     time.Time
 	// Marks are what the session's turns have shown about the model's
 	// arguments (facts.go); kept with the session, never in a response.
 	Marks Marks

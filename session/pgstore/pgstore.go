@@ -311,7 +311,7 @@ func queueWrites(b *pgx.Batch, key session.Key, c *session.Commit) error {
 		if s == nil {
 			continue
 		}
-		state, err := json.Marshal(stateDoc{State: s.State, Held: s.Held, Completion: s.Completion, CompletedKey: s.CompletedKey, Marks: s.Marks, Attempts: s.Attempts})
+		state, err := json.Marshal(stateDoc{State: s.State, Held: s.Held, Completion: s.Completion, CompletedKey: s.CompletedKey, Marks: s.Marks, Attempts: s.Attempts, PreviousUse: s.PreviousUse})
 		if err != nil {
 			return err
 		}
@@ -559,7 +559,7 @@ func scanSession(row pgx.Row) (*session.Session, error) {
 		return nil, fmt.Errorf("pgstore: session %s state: %w", s.ID, err)
 	}
 	s.State, s.Held, s.Completion, s.CompletedKey = doc.State, doc.Held, doc.Completion, doc.CompletedKey
-	s.Marks, s.Attempts = doc.Marks, doc.Attempts
+	s.Marks, s.Attempts, s.PreviousUse = doc.Marks, doc.Attempts, doc.PreviousUse
 	if s.State.Slots == nil {
 		s.State.Slots = map[string]any{}
 	}
@@ -576,6 +576,7 @@ type stateDoc struct {
 	Completion   json.RawMessage `json:"completion,omitempty"`
 	CompletedKey string          `json:"completed_key,omitempty"`
 	Marks        session.Marks   `json:"marks,omitzero"`
+	PreviousUse  time.Time       `json:"previous_use,omitzero"`
 }
 
 func jsonValue(v any) ([]byte, error) {

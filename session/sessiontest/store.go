@@ -300,7 +300,7 @@ func testStoreRoundTrip(t *testing.T, h *harness) {
 		},
 		LastAction: "RECONFIRM", ApprovedKey: "sd_0123456789abcdef", Locale: "ru-RU", TimeZone: "Europe/Moscow",
 		Held:      map[string]any{"amount": "1 340 ₽", "card_last4": nil},
-		CreatedAt: Now, UpdatedAt: at,
+		CreatedAt: Now, UpdatedAt: at, PreviousUse: Now.Add(30*time.Second + 987*time.Microsecond),
 		Marks: session.Marks{Ready: true, Flawed: true, Asked: "amount"},
 		Open:  true,
 	}
