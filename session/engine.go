@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/problem"
 )
 
@@ -204,10 +205,18 @@ func (e *Engine) location(name string) (*time.Location, error) {
 	return loc, nil
 }
 
+// newID is a new session's id: a UUID (version 7) that no masking changes.
 func newID() string {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return uuid.NewString()
+	for {
+		id, err := uuid.NewV7()
+		if err != nil {
+			id = uuid.New()
+		}
+		// A few random ids in ten thousand have digit groups that read as
+		// the tail of a card number, and would be masked wherever they are
+		// shown (a problem naming the session, a log line): draw again.
+		if s := id.String(); redact.String(s) == s {
+			return s
+		}
 	}
-	return id.String()
 }

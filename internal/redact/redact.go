@@ -262,11 +262,7 @@ func scan(s string, fn func(window) bool) {
 		return ok
 	}
 	for i := 0; i < len(s); {
-		end := uuidToken(s, i)
-		if end == i {
-			end = hexToken(s, i)
-		}
-		if end > i {
+		if end := hexToken(s, i); end > i {
 			// The digits of an id such as a UUID or a hash are not a number.
 			if !flush() {
 				return
@@ -300,34 +296,6 @@ func scan(s string, fn func(window) bool) {
 		i += size
 	}
 	flush()
-}
-
-// uuidToken is the end of the UUID written canonically (8-4-4-4-12 hex
-// digits, a letter among them) that starts at i, or i when there is none.
-// A group of it may be all digits ("984512926510"), which hexToken alone
-// would not take for part of an id; a UUID of digits only is read as
-// digits, so a card number cannot hide in one.
-func uuidToken(s string, i int) int {
-	const n = 36
-	if i > 0 && isAlnum(s[i-1]) || len(s)-i < n || len(s)-i > n && isAlnum(s[i+n]) {
-		return i
-	}
-	letters := 0
-	for k := 0; k < n; k++ {
-		c := s[i+k]
-		dash := k == 8 || k == 13 || k == 18 || k == 23
-		switch {
-		case dash && c == '-', !dash && c >= '0' && c <= '9':
-		case !dash && c|0x20 >= 'a' && c|0x20 <= 'f':
-			letters++
-		default:
-			return i
-		}
-	}
-	if letters == 0 {
-		return i
-	}
-	return i + n
 }
 
 // hexToken is the end of the hexadecimal token that starts at i (a run of
