@@ -226,6 +226,10 @@ func (st *Store) Purge(ctx context.Context, f session.Filter, dryRun bool) ([]st
 // key, so that on a distributed schema each goes to the conversation's
 // shard, and the erasure's record to its tenant's.
 const (
+	// eraseLock locks the conversation's sessions before any row of their
+	// history: a purge locks sessions and then deletes their history by
+	// cascade, and the two must take their locks in one order.
+	eraseLock     = `SELECT 1 FROM sessions WHERE tenant = $1 AND conversation_id = $2 FOR UPDATE`
 	eraseChanges  = `DELETE FROM slot_changes WHERE tenant = $1 AND conversation_id = $2`
 	eraseTurns    = `DELETE FROM turns WHERE tenant = $1 AND conversation_id = $2`
 	eraseSessions = `DELETE FROM sessions WHERE tenant = $1 AND conversation_id = $2`
@@ -249,7 +253,7 @@ func (st *Store) Erase(ctx context.Context, key session.Key, rec session.Erasure
 		}
 		out.Found = tag.RowsAffected() > 0
 		b := &pgx.Batch{}
-		for _, q := range []string{eraseChanges, eraseTurns, eraseSessions, eraseConv} {
+		for _, q := range []string{eraseLock, eraseChanges, eraseTurns, eraseSessions, eraseConv} {
 			b.Queue(q, key.Tenant, key.ConversationID)
 		}
 		br := tx.SendBatch(ctx, b)
@@ -259,7 +263,7 @@ func (st *Store) Erase(ctx context.Context, key session.Key, rec session.Erasure
 				br.Close()
 				return err
 			}
-			if tag.RowsAffected() > 0 {
+			if tag.RowsAffected() > 0 && b.QueuedQueries[i].SQL != eraseLock {
 				out.Found = true
 			}
 			if b.QueuedQueries[i].SQL == eraseSessions {

@@ -117,3 +117,65 @@ func TestPurgeDeletesEmptiedConversations(t *testing.T) {
 		t.Errorf("conversations after the purge = %v, %v; want only conv-kept, which has a session left", left, err)
 	}
 }
+
+// An erasure and the janitor's purge take their locks in one order: the
+// sessions, then their history. With a purge holding a session of the
+// conversation (its statement then deletes the history by cascade), the
+// erasure waits at the sessions and has locked none of the history yet;
+// else the two would deadlock, each waiting for rows the other holds.
+func TestEraseLocksSessionsBeforeTheirHistory(t *testing.T) {
+	t.Parallel()
+	pool, _ := dbtest.NewPool(t)
+	ctx := t.Context()
+	st := New(pool)
+	e := sessiontest.NewEngine(st, sessiontest.Catalog(t))
+	key := session.Key{Tenant: "acme-bank", ConversationID: "conv-erased-while-purged"}
+	if _, err := e.Turn(ctx, session.TurnRequest{Tenant: key.Tenant, ConversationID: key.ConversationID,
+		Tool: sessiontest.Flights, TurnID: "turn-1", Arguments: map[string]any{"from": "mad"}, Now: sessiontest.Now}); err != nil {
+		t.Fatal(err)
+	}
+	janitor, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = janitor.Rollback(ctx) })
+	if _, err := janitor.Exec(ctx, `SELECT 1 FROM sessions WHERE tenant = $1 AND conversation_id = $2 FOR UPDATE`,
+		key.Tenant, key.ConversationID); err != nil {
+		t.Fatal(err)
+	}
+	erased := make(chan error, 1)
+	go func() {
+		_, err := st.Erase(ctx, key, session.Erasure{Tenant: key.Tenant, ConversationHash: session.ConversationHash(key),
+			At: sessiontest.Now, By: "ops-oncall"})
+		erased <- err
+	}()
+	for waiting := 0; waiting == 0; {
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-erased:
+			t.Fatalf("the erasure ended (%v) without waiting for the purge's lock", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	probe, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"turns", "slot_changes"} {
+		if _, err := probe.Exec(ctx, fmt.Sprintf(`SELECT 1 FROM %s WHERE tenant = $1 AND conversation_id = $2 FOR UPDATE NOWAIT`, table),
+			key.Tenant, key.ConversationID); err != nil {
+			t.Errorf("%s: %v; want none of the history locked while the erasure waits for the sessions", table, err)
+			break
+		}
+	}
+	_ = probe.Rollback(ctx)
+	if err := janitor.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-erased; err != nil {
+		t.Fatalf("the erasure: %v", err)
+	}
+}
