@@ -64,18 +64,21 @@ const resumeGap = 2 * time.Second
 // and the one before it count, so that a call of this same message that
 // used it again a moment ago does not hide the digression.
 func (t *turn) cameBack() bool {
-	last, now := t.s.UpdatedAt, t.in.req.Now
-	away := func(at time.Time) bool { return at.Sub(last) > resumeGap && now.Sub(at) > resumeGap }
+	last, now := t.s.lastUse(), t.in.req.Now
+	away := func(u Use) bool {
+		in := func(at time.Time) bool { return at.Sub(last) > resumeGap && now.Sub(at) > resumeGap }
+		// The previous turn counts too: a call of this same model message
+		// may have used the tool again a moment ago.
+		return u.Tool != t.s.Tool && (in(u.At) || in(u.Previous))
+	}
 	for _, o := range t.others {
-		// Its previous use counts too: a call of this same model message
-		// may have used it again a moment ago.
-		if away(o.UpdatedAt) || away(o.PreviousUse) {
+		if away(o.Use()) {
 			return true
 		}
 	}
 	// A tool used and finished in between (a balance looked up and its
 	// backend call completed) has left the open set, and counts the same.
-	return t.in.left.Tool != "" && t.in.left.Tool != t.s.Tool && away(t.in.left.At)
+	return t.in.left.Tool != "" && away(t.in.left)
 }
 
 // carry fills a new session from the other open sessions' slots.

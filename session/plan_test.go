@@ -134,8 +134,8 @@ func (c *convo) open() []*Session {
 func (c *convo) left() Use {
 	var u Use
 	for _, s := range c.sessions {
-		if !s.Open && s.UpdatedAt.After(u.At) {
-			u = Use{Tool: s.Tool, At: s.UpdatedAt}
+		if !s.Open && s.Use().At.After(u.At) {
+			u = s.Use()
 		}
 	}
 	return u
@@ -411,6 +411,33 @@ func TestPlanResumedAfterAFinishedDigression(t *testing.T) {
 	}
 	if len(back.OpenSessions) != 0 {
 		t.Errorf("open sessions %s, want none: the flight search finished", js(back.OpenSessions))
+	}
+}
+
+// Recording a backend call is no use of its tool: calls of one message, one
+// of them completed (or failed, and kept open) seconds later, are not a
+// digression when the next message goes on with the other.
+func TestPlanCompletionIsNoUse(t *testing.T) {
+	t.Parallel()
+	for _, completed := range []bool{true, false} {
+		c := newConvo(t)
+		c.send(dispute, map[string]any{"card_last4": "4417"})
+		c.now = c.now.Add(40 * time.Millisecond)
+		c.send(flights, map[string]any{"from": "MAD", "to": "KBP"})
+		c.now = c.now.Add(3 * time.Second)
+		for _, s := range c.sessions {
+			if s.Tool == flights {
+				// What CompleteSession writes: the session moves, its turns do not.
+				s.UpdatedAt = c.now
+				if completed {
+					s.Status, s.Open, s.EndedAt = Completed, false, c.now
+				}
+			}
+		}
+		c.now = c.now.Add(time.Minute)
+		if next := c.send(dispute, map[string]any{"amount": "1 200 ₽"}); next.Resumed {
+			t.Errorf("completed %v: the dispute's next message says resumed: %q", completed, next.Notice)
+		}
 	}
 }
 

@@ -25,7 +25,10 @@ import (
 func (t *turn) present() *Result {
 	s, c, req := t.s, t.c, t.in.req
 	s.Version++
-	s.PreviousUse, s.UpdatedAt = s.UpdatedAt, req.Now
+	if s.Version > 1 {
+		s.PreviousUse = s.lastUse()
+	}
+	s.UpdatedAt, s.LastUse = req.Now, req.Now
 	s.LastAction = string(t.step.Action)
 	res := &Result{Action: t.step.Action, Question: shownQuestion(c, t.step.Question), Problem: t.problem,
 		TurnID: req.TurnID, Resumed: t.resumed}

@@ -86,9 +86,12 @@ type Session struct {
 	TimeZone     string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
-	// PreviousUse is the UpdatedAt of the session's turn before its last:
-	// by it a turn on another tool tells that this one was used in between
-	// even when a call of the same model message used it again just now.
+	// LastUse is the time of the session's last turn (UpdatedAt moves
+	// also when a backend call is recorded), and PreviousUse that of the
+	// turn before it: by them a turn on another tool tells that this one
+	// was used in between, even when a call of the same model message used
+	// it again just now.
+	LastUse     time.Time
 	PreviousUse time.Time
 	EndedAt     time.Time
 	// Marks are what the session's turns have shown about the model's
@@ -98,6 +101,20 @@ type Session struct {
 	// takes turns, or it ended outside a turn (an expiry, a reset) and no
 	// turn of its tool has said so yet.
 	Open bool
+}
+
+// lastUse is the time of the session's last turn; for a session stored
+// before LastUse was kept, its UpdatedAt.
+func (s *Session) lastUse() time.Time {
+	if s.LastUse.IsZero() {
+		return s.UpdatedAt
+	}
+	return s.LastUse
+}
+
+// Use is the session's last turns as a Use.
+func (s *Session) Use() Use {
+	return Use{Tool: s.Tool, At: s.lastUse(), Previous: s.PreviousUse}
 }
 
 // Clone returns a copy sharing no maps with s.
@@ -194,10 +211,11 @@ type Conversation struct {
 	Left Use
 }
 
-// Use is when a session of a tool was last used.
+// Use is when a session of a tool had its last turn, and the one before.
 type Use struct {
-	Tool string
-	At   time.Time
+	Tool     string
+	At       time.Time
+	Previous time.Time
 }
 
 // TurnFunc computes a turn's commit from its conversation. It runs while

@@ -167,8 +167,8 @@ func (st *Store) left(key session.Key) session.Use {
 	defer st.mu.Unlock()
 	var u session.Use
 	for _, s := range st.sessions {
-		if s.Key == key && !s.Open && s.UpdatedAt.After(u.At) {
-			u = session.Use{Tool: s.Tool, At: s.UpdatedAt}
+		if s.Key == key && !s.Open && s.Use().At.After(u.At) {
+			u = s.Use()
 		}
 	}
 	return u

@@ -173,9 +173,10 @@ const (
 	// selectLeft reads the last use of a session that has left the open
 	// set, through the primary key's conversation prefix: the rows of one
 	// conversation.
-	selectLeft = `SELECT tool, updated_at FROM sessions s
+	selectLeft = `SELECT tool, coalesce((state->>'last_use')::timestamptz, updated_at) AS last_use,
+			(state->>'previous_use')::timestamptz FROM sessions s
 		WHERE s.tenant = $1 AND s.conversation_id = $2 AND NOT s.open
-		ORDER BY s.updated_at DESC LIMIT 1`
+		ORDER BY last_use DESC LIMIT 1`
 	selectOpenOfTool = `SELECT ` + sessionColumns + ` FROM sessions s
 		WHERE s.tenant = $1 AND s.conversation_id = $2 AND s.open AND s.tool = $3 AND s.status = 'active'`
 	selectRecentOpen = `SELECT ` + sessionColumns + ` FROM sessions s
@@ -286,7 +287,11 @@ func readTurn(br pgx.BatchResults, applied *session.Applied) (session.Conversati
 	if cv.Open, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*session.Session, error) { return scanSession(r) }); err != nil {
 		return cv, err
 	}
-	err = br.QueryRow().Scan(&cv.Left.Tool, &cv.Left.At)
+	var previous *time.Time
+	err = br.QueryRow().Scan(&cv.Left.Tool, &cv.Left.At, &previous)
+	if previous != nil {
+		cv.Left.Previous = *previous
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = nil
 	}
@@ -311,7 +316,7 @@ func queueWrites(b *pgx.Batch, key session.Key, c *session.Commit) error {
 		if s == nil {
 			continue
 		}
-		state, err := json.Marshal(stateDoc{State: s.State, Held: s.Held, Completion: s.Completion, CompletedKey: s.CompletedKey, Marks: s.Marks, Attempts: s.Attempts, PreviousUse: s.PreviousUse})
+		state, err := json.Marshal(stateDoc{State: s.State, Held: s.Held, Completion: s.Completion, CompletedKey: s.CompletedKey, Marks: s.Marks, Attempts: s.Attempts, LastUse: s.LastUse, PreviousUse: s.PreviousUse})
 		if err != nil {
 			return err
 		}
@@ -559,7 +564,7 @@ func scanSession(row pgx.Row) (*session.Session, error) {
 		return nil, fmt.Errorf("pgstore: session %s state: %w", s.ID, err)
 	}
 	s.State, s.Held, s.Completion, s.CompletedKey = doc.State, doc.Held, doc.Completion, doc.CompletedKey
-	s.Marks, s.Attempts, s.PreviousUse = doc.Marks, doc.Attempts, doc.PreviousUse
+	s.Marks, s.Attempts, s.LastUse, s.PreviousUse = doc.Marks, doc.Attempts, doc.LastUse, doc.PreviousUse
 	if s.State.Slots == nil {
 		s.State.Slots = map[string]any{}
 	}
@@ -576,6 +581,7 @@ type stateDoc struct {
 	Completion   json.RawMessage `json:"completion,omitempty"`
 	CompletedKey string          `json:"completed_key,omitempty"`
 	Marks        session.Marks   `json:"marks,omitzero"`
+	LastUse      time.Time       `json:"last_use,omitzero"`
 	PreviousUse  time.Time       `json:"previous_use,omitzero"`
 }
 

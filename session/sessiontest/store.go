@@ -300,7 +300,7 @@ func testStoreRoundTrip(t *testing.T, h *harness) {
 		},
 		LastAction: "RECONFIRM", ApprovedKey: "sd_0123456789abcdef", Locale: "ru-RU", TimeZone: "Europe/Moscow",
 		Held:      map[string]any{"amount": "1 340 ₽", "card_last4": nil},
-		CreatedAt: Now, UpdatedAt: at, PreviousUse: Now.Add(30*time.Second + 987*time.Microsecond),
+		CreatedAt: Now, UpdatedAt: at, LastUse: at.Add(-time.Second), PreviousUse: Now.Add(30*time.Second + 987*time.Microsecond),
 		Marks: session.Marks{Ready: true, Flawed: true, Asked: "amount"},
 		Open:  true,
 	}
@@ -410,6 +410,8 @@ func testStoreLeft(t *testing.T, h *harness) {
 	done := func(s *session.Session, at time.Time) *session.Session {
 		s = s.Clone()
 		s.Status, s.Version, s.Open, s.UpdatedAt, s.EndedAt = session.Completed, s.Version+1, false, at, at
+		// Its turns were before the completion: the last one a while ago.
+		s.LastUse, s.PreviousUse = at.Add(-30*time.Second), at.Add(-50*time.Second)
 		return s
 	}
 	dispute := mk(Dispute, true, Now)
@@ -433,11 +435,13 @@ func testStoreLeft(t *testing.T, h *harness) {
 	if l := seen[0].Left; l.Tool != "" || !l.At.IsZero() {
 		t.Errorf("the first turn read %+v as left, want nothing", l)
 	}
-	if l := seen[3].Left; l.Tool != Flights || !l.At.Equal(Now.Add(2*time.Minute)) {
-		t.Errorf("after the flight search finished, left = %+v, want %s at %s", l, Flights, Now.Add(2*time.Minute))
+	// A session's last turns are its use, not the recording of its backend
+	// call that ended it.
+	if l, at := seen[3].Left, Now.Add(2*time.Minute); l.Tool != Flights || !l.At.Equal(at.Add(-30*time.Second)) || !l.Previous.Equal(at.Add(-50*time.Second)) {
+		t.Errorf("after the flight search finished, left = %+v, want %s used at %s and before at %s", l, Flights, at.Add(-30*time.Second), at.Add(-50*time.Second))
 	}
-	if l := seen[6].Left; l.Tool != "bank.check_balance" || !l.At.Equal(Now.Add(4*time.Minute)) {
-		t.Errorf("left = %+v, want the balance check at %s (the latest, of this conversation)", l, Now.Add(4*time.Minute))
+	if l, at := seen[6].Left, Now.Add(4*time.Minute); l.Tool != "bank.check_balance" || !l.At.Equal(at.Add(-30*time.Second)) {
+		t.Errorf("left = %+v, want the balance check used at %s (the latest, of this conversation)", l, at.Add(-30*time.Second))
 	}
 	if open := seen[6].Open; len(open) != 1 || open[0].ID != dispute.ID {
 		t.Errorf("open = %d sessions, want only the dispute", len(open))
