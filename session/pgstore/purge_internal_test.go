@@ -50,17 +50,7 @@ func TestTurnMakesAgainTheRowAPurgeDeleted(t *testing.T) {
 				turned <- err
 			}()
 			// The turn's insert found the row and its lock waits for the janitor.
-			for waiting := 0; waiting == 0; {
-				if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-					WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-					t.Fatal(err)
-				}
-				select {
-				case err := <-turned:
-					t.Fatalf("the turn ended (%v) without waiting for the janitor's lock", err)
-				case <-time.After(5 * time.Millisecond):
-				}
-			}
+			awaitLockWait(t, pool, turned, "the turn")
 			if tag, err := janitor.Exec(ctx, deleteEmptied, tenants, convs); err != nil || tag.RowsAffected() != 1 {
 				t.Fatalf("the janitor's delete = %v, %v; want the row", tag, err)
 			}
@@ -149,17 +139,7 @@ func TestEraseLocksSessionsBeforeTheirHistory(t *testing.T) {
 			At: sessiontest.Now, By: "ops-oncall"})
 		erased <- err
 	}()
-	for waiting := 0; waiting == 0; {
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case err := <-erased:
-			t.Fatalf("the erasure ended (%v) without waiting for the purge's lock", err)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	awaitLockWait(t, pool, erased, "the erasure")
 	probe, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -177,5 +157,22 @@ func TestEraseLocksSessionsBeforeTheirHistory(t *testing.T) {
 	}
 	if err := <-erased; err != nil {
 		t.Fatalf("the erasure: %v", err)
+	}
+}
+
+// awaitLockWait returns once a backend of the test's database waits for a
+// lock, and fails the test if what (whose end done reports) ends first.
+func awaitLockWait(t *testing.T, pool *pgxpool.Pool, done <-chan error, what string) {
+	t.Helper()
+	for waiting := 0; waiting == 0; {
+		if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("%s ended (%v) without waiting for the lock held", what, err)
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
