@@ -37,11 +37,17 @@ const (
 		ORDER BY s.created_at, s.id LIMIT $5
 		FOR UPDATE OF c SKIP LOCKED`
 
+	// purgeEnded deletes ended sessions past retention, and their history
+	// by cascade. It locks each one's conversation as a turn does, first,
+	// skipping those a turn or an erasure holds: a turn that read an ended
+	// session (to say it ended) and writes it back must not bring back a
+	// row this purge deleted.
 	purgeEnded = `WITH doomed AS (
-			SELECT tenant, conversation_id, id FROM sessions
-			WHERE status <> 'active' AND ended_at < $1 AND ($2 OR tenant = $3)
-			ORDER BY ended_at LIMIT $4
-			FOR UPDATE SKIP LOCKED
+			SELECT s.tenant, s.conversation_id, s.id FROM sessions s
+			JOIN conversations c ON c.tenant = s.tenant AND c.conversation_id = s.conversation_id
+			WHERE s.status <> 'active' AND s.ended_at < $1 AND ($2 OR s.tenant = $3)
+			ORDER BY s.ended_at LIMIT $4
+			FOR UPDATE OF c, s SKIP LOCKED
 		)
 		DELETE FROM sessions s USING doomed
 		WHERE s.tenant = doomed.tenant AND s.conversation_id = doomed.conversation_id AND s.id = doomed.id

@@ -176,3 +176,40 @@ func awaitLockWait(t *testing.T, pool *pgxpool.Pool, done <-chan error, what str
 		}
 	}
 }
+
+// The purge skips the ended sessions of a conversation a turn holds: the
+// turn may have read one (to say it ended) and write it back, which would
+// bring back a row the purge deleted. Once the turn is over, they go.
+func TestPurgeSkipsAConversationATurnHolds(t *testing.T) {
+	t.Parallel()
+	pool, _ := dbtest.NewPool(t)
+	ctx := t.Context()
+	st := New(pool)
+	e := sessiontest.NewEngine(st, sessiontest.Catalog(t))
+	key := session.Key{Tenant: "acme-bank", ConversationID: "conv-purged-while-held"}
+	if _, err := e.Turn(ctx, session.TurnRequest{Tenant: key.Tenant, ConversationID: key.ConversationID,
+		Tool: sessiontest.Flights, TurnID: "turn-1", Arguments: map[string]any{"from": "mad"}, Now: sessiontest.Now}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.Reset(ctx, session.Lookup{Tenant: key.Tenant, ConversationID: key.ConversationID}, sessiontest.Now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	turn, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = turn.Rollback(ctx) })
+	if _, err := turn.Exec(ctx, lockConversation, key.Tenant, key.ConversationID); err != nil {
+		t.Fatal(err)
+	}
+	f := session.Filter{AnyTenant: true, EndedBefore: sessiontest.Now.Add(time.Hour)}
+	if ids, err := st.Purge(ctx, f, false); err != nil || len(ids) != 0 {
+		t.Fatalf("purge while a turn holds the conversation = %v, %v; want nothing purged", ids, err)
+	}
+	if err := turn.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := st.Purge(ctx, f, false); err != nil || len(ids) != 1 {
+		t.Fatalf("purge after the turn = %v, %v; want the ended session", ids, err)
+	}
+}
