@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -18,36 +17,6 @@ import (
 // lockfile of examples/mcp/js), over Streamable HTTP, against the real
 // server on Postgres. The scenarios are examples/mcp/js/client.mjs's; each
 // prints one JSON object per step, which the tests check.
-
-var mcpNPM struct {
-	once sync.Once
-	err  error
-	out  []byte
-}
-
-func mcpClientDir(t *testing.T) string {
-	t.Helper()
-	for _, bin := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Fatalf("%s is needed to run examples/mcp/js and is not on PATH; `make test` installs it (apt-get install nodejs npm)", bin)
-		}
-	}
-	dir, err := filepath.Abs("../examples/mcp/js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mcpNPM.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		mcpNPM.out, mcpNPM.err = cmd.CombinedOutput()
-	})
-	if mcpNPM.err != nil {
-		t.Fatalf("npm ci in examples/mcp/js: %v\n%s", mcpNPM.err, mcpNPM.out)
-	}
-	return dir
-}
 
 // mcpStep is one line a scenario printed.
 type mcpStep struct {
@@ -95,7 +64,7 @@ func (r mcpRun) all(name string) []mcpStep {
 // and returns what it printed; it fails the test when the scenario fails.
 func runMCPClient(t *testing.T, httpAddr, key, scenario string) mcpRun {
 	t.Helper()
-	dir := mcpClientDir(t)
+	dir := npmExample(t, "examples/mcp/js")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "client.mjs", scenario)

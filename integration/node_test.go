@@ -16,34 +16,40 @@ import (
 // npm ci from the committed lockfile, then node dispute.mjs against a real
 // slotd. make test installs node and npm when the machine has none.
 
-var npmCI struct {
+// npmInstall is one example's npm ci, run once per test binary.
+type npmInstall struct {
 	once sync.Once
 	err  error
 	out  []byte
 }
 
-// nodeExample installs the example's dependencies once per test binary and
-// returns its directory.
-func nodeExample(t *testing.T) string {
+var npmInstalls sync.Map // example directory → *npmInstall
+
+// npmExample installs the dependencies of the Node.js example at rel (from
+// the repository's root, e.g. "examples/node") once per test binary, from
+// its committed lockfile, and returns its directory.
+func npmExample(t *testing.T, rel string) string {
 	t.Helper()
 	for _, bin := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			t.Fatalf("%s is needed to run examples/node and is not on PATH; `make test` installs it (apt-get install nodejs npm)", bin)
+			t.Fatalf("%s is needed to run %s and is not on PATH; `make test` installs it (apt-get install nodejs npm)", bin, rel)
 		}
 	}
-	dir, err := filepath.Abs("../examples/node")
+	dir, err := filepath.Abs(filepath.Join("..", rel))
 	if err != nil {
 		t.Fatal(err)
 	}
-	npmCI.once.Do(func() {
+	v, _ := npmInstalls.LoadOrStore(dir, new(npmInstall))
+	in := v.(*npmInstall)
+	in.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
 		cmd.Dir = dir
-		npmCI.out, npmCI.err = cmd.CombinedOutput()
+		in.out, in.err = cmd.CombinedOutput()
 	})
-	if npmCI.err != nil {
-		t.Fatalf("npm ci in examples/node: %v\n%s", npmCI.err, npmCI.out)
+	if in.err != nil {
+		t.Fatalf("npm ci in %s: %v\n%s", rel, in.err, in.out)
 	}
 	return dir
 }
@@ -61,7 +67,7 @@ func runNodeExample(t *testing.T, dir, addr string) (string, error) {
 
 func TestNodeExampleRunsTheSeedDialogue(t *testing.T) {
 	t.Parallel()
-	dir := nodeExample(t)
+	dir := npmExample(t, "examples/node")
 	inst, _ := newPostgresServer(t)
 	out, err := runNodeExample(t, dir, inst.srv.Addr())
 	if err != nil {
@@ -105,7 +111,7 @@ func TestNodeExampleRunsTheSeedDialogue(t *testing.T) {
 // where the example expects CONFIRM, and the example must say so and fail.
 func TestNodeExampleFailsOnAnUnexpectedAction(t *testing.T) {
 	t.Parallel()
-	dir := nodeExample(t)
+	dir := npmExample(t, "examples/node")
 	contracts := contractsDir(t)
 	path := filepath.Join(contracts, "bank.open_dispute.json")
 	b, err := os.ReadFile(path)
