@@ -12,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -25,6 +23,7 @@ import (
 	"github.com/slotd/slotd/internal/dbtest"
 	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // No full card number is ever stored, returned or logged: card numbers are
@@ -92,7 +91,7 @@ func leaks(text string) []string {
 type cardRig struct {
 	inst *instance
 	url  string
-	logs *syncBuffer
+	logs *servertest.LogBuffer
 	http string
 
 	mu        sync.Mutex
@@ -142,7 +141,7 @@ func (r *cardRig) post(t *testing.T, path string, header map[string]string, body
 
 func TestNoCardNumberIsStoredReturnedOrLogged(t *testing.T) {
 	t.Parallel()
-	rig := &cardRig{url: dbtest.NewDatabase(t), logs: &syncBuffer{}}
+	rig := &cardRig{url: dbtest.NewDatabase(t), logs: &servertest.LogBuffer{}}
 	log := slog.New(slog.NewJSONHandler(rig.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg := server.Config{Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", Contracts: contractsDir(t), Store: "postgres",
 		DatabaseURL: rig.url, HealthInterval: 100 * time.Millisecond, TrustClientClock: true,
@@ -151,15 +150,9 @@ func TestNoCardNumberIsStoredReturnedOrLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	conn, err := grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(); cancel(); <-done })
-	waitServing(t, conn)
+	servertest.Run(t, srv.Run)
+	conn := servertest.Dial(t, srv.Addr())
+	servertest.WaitServing(t, conn)
 	rig.inst = &instance{srv: srv, conn: conn, client: slotdv1.NewSlotServiceClient(conn), admin: slotdv1.NewAdminServiceClient(conn)}
 	rig.http = srv.HTTPAddr()
 	bank := as(bankKey)
@@ -377,22 +370,4 @@ func cut(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
-}
-
-// syncBuffer is a log sink safe for concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/slotd/slotd/client"
 	"github.com/slotd/slotd/internal/dbtest"
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // The Go client (client/) against the real slotd on Postgres.
@@ -181,7 +182,7 @@ func TestClientStopsAtTheDeadlineWhilePostgresIsAway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runInBackground(t, srv)
+	servertest.Run(t, srv.Run) // without waiting for it to be SERVING
 	var (
 		waits    []time.Duration
 		problems []*client.Problem
@@ -338,19 +339,4 @@ func freeAddr(t *testing.T) string {
 
 func quietLog() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-}
-
-// runInBackground runs srv until the test ends, without waiting for it to
-// be SERVING.
-func runInBackground(t *testing.T, srv *server.Server) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server.Run: %v", err)
-		}
-	})
 }

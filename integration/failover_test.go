@@ -14,6 +14,7 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // TestFailoverLosesNoAcknowledgedTurn kills slotd's Postgres primary under
@@ -101,7 +102,7 @@ func TestFailoverLosesNoAcknowledgedTurn(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	waitServing(t, inst.conn)
+	servertest.WaitServing(t, inst.conn)
 
 	mu.Lock()
 	defer mu.Unlock()

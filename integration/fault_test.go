@@ -25,6 +25,7 @@ import (
 	"github.com/slotd/slotd/api"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // proxy stands between slotd and Postgres so a test can take the database
@@ -250,7 +251,7 @@ func TestPostgresOutageLosesNoTurn(t *testing.T) {
 	if !sawNotServing {
 		t.Error("health never said NOT_SERVING while Postgres was away")
 	}
-	waitServing(t, inst.conn)
+	servertest.WaitServing(t, inst.conn)
 	if failures.Load() == 0 {
 		t.Error("no turn failed during the outage: the test did not test anything")
 	}
@@ -338,7 +339,7 @@ func TestSlotdKilledMidLoadLosesNoTurn(t *testing.T) {
 	}
 	defer conn.Close()
 	client := slotdv1.NewSlotServiceClient(conn)
-	waitServing(t, conn)
+	servertest.WaitServing(t, conn)
 
 	const workers, turns = 8, 60
 	var failures, done atomic.Int64

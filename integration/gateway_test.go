@@ -18,6 +18,7 @@ import (
 	"github.com/slotd/slotd/api/openapi"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // The HTTP/JSON gateway of slotd serve, against the real server on Postgres.
@@ -224,7 +225,7 @@ func TestGatewayRetryableProblemWhilePostgresIsAway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runInBackground(t, srv)
+	servertest.Run(t, srv.Run) // without waiting for it to be SERVING
 	base := "http://" + srv.HTTPAddr()
 	r := httpCall(t, http.MethodPost, base+"/v1/turn", "", seedTurnJSON)
 	p := r.json(t)

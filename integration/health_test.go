@@ -18,6 +18,7 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // A port nothing listens on: Postgres "down".
@@ -104,7 +105,7 @@ func TestGracefulShutdownFinishesAndRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	waitServing(t, conn)
+	servertest.WaitServing(t, conn)
 	cancel()
 	select {
 	case err := <-done:

@@ -17,6 +17,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // Attacks (floods, deep nesting) are played against slotd in a process of
@@ -101,7 +103,7 @@ func startProcess(t *testing.T, flags ...string) *process {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	waitServing(t, conn)
+	servertest.WaitServing(t, conn)
 	return p
 }
 

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,12 +9,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/dbtest"
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // contractsDir is the shipped contracts plus test.many_slots, a contract of
@@ -89,36 +87,10 @@ func startServer(t *testing.T, databaseURL, contracts string, opts ...func(*serv
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	conn, err := grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server.Run: %v", err)
-		}
-	})
-	waitServing(t, conn)
+	servertest.Run(t, srv.Run)
+	conn := servertest.Dial(t, srv.Addr())
+	servertest.WaitServing(t, conn)
 	return &instance{srv: srv, conn: conn, client: slotdv1.NewSlotServiceClient(conn), admin: slotdv1.NewAdminServiceClient(conn)}
-}
-
-func waitServing(t *testing.T, conn *grpc.ClientConn) {
-	t.Helper()
-	hc := healthpb.NewHealthClient(conn)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
-		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("slotd did not become SERVING within 30s")
 }
 
 // newPostgresServer starts slotd on a fresh database of its own.

@@ -20,6 +20,7 @@ import (
 	"github.com/slotd/slotd/internal/certs"
 	"github.com/slotd/slotd/internal/certs/certstest"
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // TLS and mutual TLS on every listener, with certificates made in the test
@@ -52,15 +53,7 @@ func startTLS(t *testing.T, serverCA, clientCA *certstest.CA) *tlsServer {
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server.Run: %v", err)
-		}
-	})
+	servertest.Run(t, srv.Run)
 	ts.inst = &instance{srv: srv}
 	ts.httpAddr, ts.metricsAt = srv.HTTPAddr(), srv.MetricsAddr()
 	return ts

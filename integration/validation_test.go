@@ -12,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -23,6 +21,7 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // Every RPC validates its input before any lookup, on gRPC and HTTP alike:
@@ -293,7 +292,7 @@ func TestClientClockIsBounded(t *testing.T) {
 // bounded.
 func TestHugeIDsAreBoundedInTheLog(t *testing.T) {
 	t.Parallel()
-	logs := &syncBuffer{}
+	logs := &servertest.LogBuffer{}
 	cfg := server.Config{Listen: "127.0.0.1:0", Contracts: contractsDir(t), Store: "memory", APIKeys: "bank:" + bankKey}
 	srv, err := server.New(cfg, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
@@ -316,29 +315,11 @@ func TestHugeIDsAreBoundedInTheLog(t *testing.T) {
 // runInstance runs an already built server until the test ends.
 func runInstance(t *testing.T, srv *server.Server) *instance {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
+	servertest.Run(t, srv.Run)
 	inst := &instance{srv: srv}
-	inst.conn = dial(t, srv.Addr())
+	inst.conn = servertest.Dial(t, srv.Addr())
 	inst.client = slotdv1.NewSlotServiceClient(inst.conn)
 	inst.admin = slotdv1.NewAdminServiceClient(inst.conn)
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server.Run: %v", err)
-		}
-	})
-	waitServing(t, inst.conn)
+	servertest.WaitServing(t, inst.conn)
 	return inst
-}
-
-func dial(t *testing.T, addr string) *grpc.ClientConn {
-	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
 }

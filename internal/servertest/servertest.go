@@ -1,0 +1,81 @@
+// Package servertest holds what tests need around a gRPC server they run
+// in-process: running it until the test ends, dialling it, waiting until
+// its health says SERVING, and a log sink its goroutines may write at once.
+// It imports no slotd package, so that any package's tests may use it.
+package servertest
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// Run calls run (a server's Run method) in the background until the test
+// ends; then it cancels run's context and fails the test if run returned
+// an error.
+func Run(t testing.TB, run func(context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server.Run: %v", err)
+		}
+	})
+}
+
+// Dial is a plaintext client connection to addr, closed when the test ends.
+func Dial(t testing.TB, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
+	t.Helper()
+	opts = append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)
+	conn, err := grpc.NewClient(addr, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// WaitServing waits up to 30s until the gRPC health service on conn says
+// SERVING, and fails the test when it does not.
+func WaitServing(t testing.TB, conn *grpc.ClientConn) {
+	t.Helper()
+	hc := healthpb.NewHealthClient(conn)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
+		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("slotd did not become SERVING within 30s")
+}
+
+// LogBuffer is a log sink that a server's goroutines may write at once
+// while the test reads it.
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String is everything written so far.
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
