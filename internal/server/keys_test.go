@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // Admin keys without a tenant key leave no call that may take a turn:
@@ -23,7 +24,7 @@ func TestAdminKeysAloneWarn(t *testing.T) {
 		{"tenant keys alone", "bank:bank-key-0123456789abc", "", false},
 		{"no keys", "", "", false},
 	} {
-		var logs syncBuffer
+		var logs servertest.LogBuffer
 		srv, err := server.New(server.Config{Listen: "127.0.0.1:0", HTTPListen: "", MetricsListen: "", Contracts: "../../contracts",
 			Store: "memory", APIKeys: tc.api, AdminKeys: tc.admin}, slog.New(slog.NewJSONHandler(&logs, nil)))
 		if err != nil {

@@ -12,17 +12,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -31,6 +27,7 @@ import (
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/dbtest"
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 	"github.com/slotd/slotd/problem"
 )
 
@@ -106,32 +103,9 @@ func start(t *testing.T, databaseURL string, log *slog.Logger, opts ...func(*ser
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	conn, err := grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server.Run: %v", err)
-		}
-	})
-	hc := healthpb.NewHealthClient(conn)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
-		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("slotd did not become SERVING within 30s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	servertest.Run(t, srv.Run)
+	conn := servertest.Dial(t, srv.Addr())
+	servertest.WaitServing(t, conn)
 	return &instance{srv: srv, client: slotdv1.NewSlotServiceClient(conn)}
 }
 
@@ -426,24 +400,6 @@ func TestReadinessFollowsPostgres(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink the server's goroutines may write at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // turnLines are the log's "turn" lines, decoded.
 func turnLines(t *testing.T, log string) []map[string]any {
 	t.Helper()
@@ -462,7 +418,7 @@ func turnLines(t *testing.T, log string) []map[string]any {
 
 func TestTurnLogLines(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
+	var buf servertest.LogBuffer
 	log := slog.New(slog.NewJSONHandler(&buf, nil))
 	inst := start(t, "", log, func(c *server.Config) { c.APIKeys = "acme:key-of-acme-0123456789" })
 	c := inst.convo(t, "log-dispute", "bank.open_dispute")
@@ -518,7 +474,7 @@ func TestTurnLogLines(t *testing.T) {
 // checks that no digit group of it reaches the log.
 func TestLogsNeverHoldCardNumbers(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
+	var buf servertest.LogBuffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	inst := start(t, dbtest.NewDatabase(t), log)
 
@@ -658,7 +614,7 @@ func TestHandoffAndBackendMetrics(t *testing.T) {
 // all the same, with the code it was refused with.
 func TestRefusedTurnsAreCountedAndLogged(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
+	var buf servertest.LogBuffer
 	log := slog.New(slog.NewJSONHandler(&buf, nil))
 	inst := start(t, "", log, func(c *server.Config) { c.Limits.MaxRequestBytes = 1024 })
 	big := inst.convo(t, "too-big", "travel.search_flights")
