@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 const (
@@ -36,15 +37,7 @@ func slotd(t *testing.T, opts ...func(*server.Config)) (*server.Server, string) 
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server.Run: %v", err)
-		}
-	})
+	servertest.Run(t, srv.Run)
 	url := "http://" + srv.HTTPAddr()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
