@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,33 +14,28 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/internal/servertest"
 	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
 )
 
-// syncBuffer is a log sink safe for concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// serve runs srv on a port of its own until the test ends and returns a
+// client connection to it.
+func serve(t *testing.T, srv *grpc.Server) *grpc.ClientConn {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(srv.Stop)
+	return servertest.Dial(t, ln.Addr().String())
 }
 
 // testService is a one-method service whose handler the test chooses.
@@ -68,18 +62,7 @@ func serveTest(t *testing.T, g *Guard, handler func(ctx context.Context) error) 
 	srv := grpc.NewServer(grpc.ForceServerCodecV2(Codec{}), grpc.ChainUnaryInterceptor(g.Recover(), g.Limit(), g.Errors()))
 	desc := testService(handler)
 	srv.RegisterService(&desc, struct{}{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
+	return serve(t, srv)
 }
 
 func poke(ctx context.Context, conn *grpc.ClientConn, opts ...grpc.CallOption) error {
@@ -99,7 +82,7 @@ func problemIn(t *testing.T, err error) *slotdv1.Problem {
 
 func TestPanicBecomesInternalAndTheServerGoesOn(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs servertest.LogBuffer
 	g := NewGuard(Limits{}, slog.New(slog.NewJSONHandler(&logs, nil)))
 	conn := serveTest(t, g, func(context.Context) error {
 		var m map[string]int
@@ -217,7 +200,7 @@ func TestHandlerErrorsBecomeStatuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var logs syncBuffer
+			var logs servertest.LogBuffer
 			g := NewGuard(Limits{}, slog.New(slog.NewJSONHandler(&logs, nil)))
 			err := poke(context.Background(), serveTest(t, g, func(context.Context) error { return tc.err }))
 			st := status.Convert(err)
@@ -253,17 +236,7 @@ func TestStreamHandlerErrorsBecomeStatuses(t *testing.T) {
 			return errors.New("postgres://slotd:hunter2@db")
 		}}},
 	}, struct{}{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := serve(t, srv)
 	s, err := conn.NewStream(context.Background(), &grpc.StreamDesc{ServerStreams: true}, "/slotd.v1.Test/Watch")
 	if err != nil {
 		t.Fatal(err)
@@ -286,18 +259,7 @@ func serveTapped(t *testing.T, g *Guard, authorize Authorizer, decoded *int32) *
 		grpc.ChainUnaryInterceptor(g.Recover(), g.Limit(), g.Errors()))
 	desc := testService(func(context.Context) error { return nil })
 	srv.RegisterService(&desc, struct{}{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
+	return serve(t, srv)
 }
 
 // countingCodec is Codec, counting the requests it decodes.
