@@ -130,6 +130,9 @@ func TestStatelessConversationIsPassedBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(tools.Tools) == 0 {
+		t.Fatal("tools/list on the stateless protocol lists no tools")
+	}
 	for _, tl := range tools.Tools {
 		props := tl.InputSchema.(map[string]any)["properties"].(map[string]any)
 		if props["slotd_conversation_id"] == nil {
