@@ -311,6 +311,24 @@ func problemMessage(p *problem.Problem) *slotdv1.Problem {
 	return out
 }
 
+// ProblemOf is the problem a slotd.v1.Problem message carries, the inverse
+// of the conversion a response's problem leaves the process by; nil stays nil.
+func ProblemOf(pb *slotdv1.Problem) *problem.Problem {
+	if pb == nil {
+		return nil
+	}
+	p := &problem.Problem{
+		Type: pb.GetType(), Title: pb.GetTitle(), Status: int(pb.GetStatus()), Detail: pb.GetDetail(),
+		Instance: pb.GetInstance(), Retryable: pb.GetRetryable(), RetryAfterSeconds: int(pb.GetRetryAfterSeconds()),
+		OwnerActionRequired: pb.GetOwnerActionRequired(),
+	}
+	for _, e := range pb.GetErrors() {
+		p.Errors = append(p.Errors, problem.FieldError{Pointer: e.GetPointer(), Input: e.GetInput(),
+			Message: e.GetMessage(), Allowed: e.GetAllowedValues(), Format: e.GetFormat()})
+	}
+	return p
+}
+
 var actions = map[clarify.Action]slotdv1.Action{
 	clarify.Ask:       slotdv1.Action_ACTION_ASK,
 	clarify.Reconfirm: slotdv1.Action_ACTION_RECONFIRM,

@@ -327,7 +327,7 @@ func problemFromError(err error) *problem.Problem {
 	st := status.Convert(err)
 	for _, d := range st.Details() {
 		if pb, ok := d.(*slotdv1.Problem); ok {
-			return problemOf(pb)
+			return api.ProblemOf(pb)
 		}
 	}
 	switch st.Code() {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/slotd/slotd/api"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/metrics"
 )
@@ -130,7 +131,7 @@ func (h *Handler) complete(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 	if a := actionName(out.GetAction()); a != "" {
 		content["action"] = a
 	}
-	if p := problemOf(out.GetProblem()); p != nil {
+	if p := api.ProblemOf(out.GetProblem()); p != nil {
 		content["problem"] = p
 	}
 	text, outcome := completeText(out)

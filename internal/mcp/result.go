@@ -8,6 +8,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/slotd/slotd/api"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/problem"
@@ -36,7 +37,7 @@ var turnMembers = []member{
 	{"changes", changesSchema, func(r *slotdv1.TurnResponse) any { return changesOf(r.GetChanges()) }},
 	{"arguments", objSchema("READY (and CONFIRM): the normalized arguments for the backend call."), func(r *slotdv1.TurnResponse) any { return structOf(r.GetArguments()) }},
 	{"idempotency_key", strSchema("READY: send it with the backend call, then to slotd_complete."), func(r *slotdv1.TurnResponse) any { return r.GetIdempotencyKey() }},
-	{"problem", problemSchema, func(r *slotdv1.TurnResponse) any { return problemOf(r.GetProblem()) }},
+	{"problem", problemSchema, func(r *slotdv1.TurnResponse) any { return api.ProblemOf(r.GetProblem()) }},
 	{"notice", strSchema("Something to tell the user about the conversation itself."), func(r *slotdv1.TurnResponse) any { return r.GetNotice() }},
 	{"turn_id", strSchema("The turn this result answers."), func(r *slotdv1.TurnResponse) any { return r.GetTurnId() }},
 	{"open_sessions", openSessionsSchema, func(r *slotdv1.TurnResponse) any { return openSessionsOf(r.GetOpenSessions()) }},
@@ -188,23 +189,6 @@ func changesOf(cs []*slotdv1.Change) any {
 		out = append(out, m)
 	}
 	return out
-}
-
-// problemOf is a problem as the gateway's problem+json documents spell it.
-func problemOf(pb *slotdv1.Problem) *problem.Problem {
-	if pb == nil {
-		return nil
-	}
-	p := &problem.Problem{
-		Type: pb.GetType(), Title: pb.GetTitle(), Status: int(pb.GetStatus()), Detail: pb.GetDetail(),
-		Instance: pb.GetInstance(), Retryable: pb.GetRetryable(), RetryAfterSeconds: int(pb.GetRetryAfterSeconds()),
-		OwnerActionRequired: pb.GetOwnerActionRequired(),
-	}
-	for _, e := range pb.GetErrors() {
-		p.Errors = append(p.Errors, problem.FieldError{Pointer: e.GetPointer(), Input: e.GetInput(),
-			Message: e.GetMessage(), Allowed: e.GetAllowedValues(), Format: e.GetFormat()})
-	}
-	return p
 }
 
 // turnText is what the model should do next, in words it acts on; what the

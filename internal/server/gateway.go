@@ -328,16 +328,7 @@ func problemFromStatus(st *status.Status) (problem.Problem, bool) {
 		if !ok {
 			continue
 		}
-		p := problem.Problem{
-			Type: pb.GetType(), Title: pb.GetTitle(), Status: int(pb.GetStatus()), Detail: pb.GetDetail(),
-			Instance: pb.GetInstance(), Retryable: pb.GetRetryable(), RetryAfterSeconds: int(pb.GetRetryAfterSeconds()),
-			OwnerActionRequired: pb.GetOwnerActionRequired(),
-		}
-		for _, e := range pb.GetErrors() {
-			p.Errors = append(p.Errors, problem.FieldError{Pointer: e.GetPointer(), Input: e.GetInput(),
-				Message: e.GetMessage(), Allowed: e.GetAllowedValues(), Format: e.GetFormat()})
-		}
-		return p, true
+		return *api.ProblemOf(pb), true
 	}
 	return problem.Problem{}, false
 }
