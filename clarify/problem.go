@@ -17,24 +17,23 @@ import (
 // RefusedProblem is the problem of a turn that refused values: what came,
 // why it does not fit and what would.
 func RefusedProblem(c *contract.Contract, locale string, refused []problem.FieldError) *problem.Problem {
-	lang := phrase.Lang(locale, c.DefaultLocale)
-	return &problem.Problem{
-		Type:   problem.TypeInvalidValue,
-		Title:  ProblemTitle(c, locale, problem.TypeInvalidValue),
-		Detail: fieldDetail(lang, refused[0]),
-		Errors: refused,
-	}
+	return fieldProblem(c, locale, problem.TypeInvalidValue, refused)
 }
 
 // RepairProblem is the problem of a REPAIR: the rules of the contract the
 // arguments break.
 func RepairProblem(c *contract.Contract, locale string, violations []problem.FieldError) *problem.Problem {
-	lang := phrase.Lang(locale, c.DefaultLocale)
+	return fieldProblem(c, locale, problem.TypeRuleViolated, violations)
+}
+
+// fieldProblem is a problem of type typ about the field errors errs, its
+// detail the first of them.
+func fieldProblem(c *contract.Contract, locale, typ string, errs []problem.FieldError) *problem.Problem {
 	return &problem.Problem{
-		Type:   problem.TypeRuleViolated,
-		Title:  ProblemTitle(c, locale, problem.TypeRuleViolated),
-		Detail: fieldDetail(lang, violations[0]),
-		Errors: violations,
+		Type:   typ,
+		Title:  ProblemTitle(c, locale, typ),
+		Detail: fieldDetail(phrase.Lang(locale, c.DefaultLocale), errs[0]),
+		Errors: errs,
 	}
 }
 
