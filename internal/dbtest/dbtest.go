@@ -71,12 +71,21 @@ func NewPartitionedDatabase(t testing.TB) string {
 // newDatabase clones a database from the template of c.
 func newDatabase(t testing.TB, c *templateCache, what string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return createDatabase(t, 2*time.Minute, what, func(ctx context.Context, admin *pgx.Conn, name string) error {
+		return c.clone(ctx, t, admin, name)
+	})
+}
+
+// createDatabase creates a database of a new name by create, within
+// timeout, and returns its URL; it is dropped when t ends.
+func createDatabase(t testing.TB, timeout time.Duration, what string, create func(context.Context, *pgx.Conn, string) error) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	admin := connectAdmin(ctx, t)
 	defer admin.Close(ctx)
 	name := newName()
-	if err := c.clone(ctx, t, admin, name); err != nil {
+	if err := create(ctx, admin, name); err != nil {
 		t.Fatalf("dbtest: create %s: %v", what, err)
 	}
 	return created(t, name)
@@ -94,15 +103,10 @@ func NewPartitionedPool(t testing.TB) (*pgxpool.Pool, string) {
 // migrating, and returns its URL; it is dropped when t ends.
 func NewEmptyDatabase(t testing.TB) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	admin := connectAdmin(ctx, t)
-	defer admin.Close(ctx)
-	name := newName()
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+ident(name)); err != nil {
-		t.Fatalf("dbtest: create database: %v", err)
-	}
-	return created(t, name)
+	return createDatabase(t, 30*time.Second, "database", func(ctx context.Context, admin *pgx.Conn, name string) error {
+		_, err := admin.Exec(ctx, "CREATE DATABASE "+ident(name))
+		return err
+	})
 }
 
 // NewPool creates a migrated database and a pool on it, both closed and
