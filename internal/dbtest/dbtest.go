@@ -273,15 +273,13 @@ func templateName(fsys fs.FS, versionTable string) (string, error) {
 		return "", err
 	}
 	var names []string
-	sql := false
 	for _, e := range entries {
 		n := e.Name()
 		if e.Type().IsRegular() && strings.HasSuffix(n, ".sql") {
 			names = append(names, n)
-			sql = true
 		}
 	}
-	if !sql {
+	if len(names) == 0 {
 		return "", errors.New("no migration files (*.sql) found")
 	}
 	sort.Strings(names)
