@@ -74,42 +74,8 @@ func partition(ctx context.Context, tx pgx.Tx) error {
 	}
 	var tables []*tableDDL
 	for _, name := range names {
-		t := &tableDDL{name: name, key: PartitionKey(name)}
-		var cols []string
-		if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(attname::text), '{}') FROM pg_attribute
-			WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`, ident(name)).Scan(&cols); err != nil {
-			return err
-		}
-		for _, k := range t.key {
-			if !slices.Contains(cols, k) {
-				return fmt.Errorf("partition: table %s has no column %s of its partition key (%s)", name, k, strings.Join(t.key, ", "))
-			}
-		}
-		rows, err := tx.Query(ctx, `SELECT contype::text, format('ALTER TABLE %I ADD CONSTRAINT %I %s', $2::text, conname, pg_get_constraintdef(oid))
-			FROM pg_constraint WHERE conrelid = $1::regclass AND contype IN ('p', 'u', 'x', 'f')
-			ORDER BY conname`, ident(name), name)
+		t, err := readTable(ctx, tx, name)
 		if err != nil {
-			return err
-		}
-		var kind, ddl string
-		if _, err := pgx.ForEachRow(rows, []any{&kind, &ddl}, func() error {
-			if kind == "f" {
-				t.foreign = append(t.foreign, ddl)
-			} else {
-				t.constraints = append(t.constraints, ddl)
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		rows, err = tx.Query(ctx, `SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i
-			WHERE i.indrelid = $1::regclass
-			  AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conindid = i.indexrelid AND c.conrelid = i.indrelid AND c.contype IN ('p', 'u', 'x'))
-			ORDER BY i.indexrelid::regclass::text`, ident(name))
-		if err != nil {
-			return err
-		}
-		if t.indexes, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
 			return err
 		}
 		tables = append(tables, t)
@@ -156,6 +122,50 @@ func partition(ctx context.Context, tx pgx.Tx) error {
 		}
 	}
 	return nil
+}
+
+// readTable reads what partition makes again of the table name: its key,
+// constraints, indexes and foreign keys.
+func readTable(ctx context.Context, tx pgx.Tx, name string) (*tableDDL, error) {
+	t := &tableDDL{name: name, key: PartitionKey(name)}
+	var cols []string
+	if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(attname::text), '{}') FROM pg_attribute
+		WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`, ident(name)).Scan(&cols); err != nil {
+		return nil, err
+	}
+	for _, k := range t.key {
+		if !slices.Contains(cols, k) {
+			return nil, fmt.Errorf("partition: table %s has no column %s of its partition key (%s)", name, k, strings.Join(t.key, ", "))
+		}
+	}
+	rows, err := tx.Query(ctx, `SELECT contype::text, format('ALTER TABLE %I ADD CONSTRAINT %I %s', $2::text, conname, pg_get_constraintdef(oid))
+		FROM pg_constraint WHERE conrelid = $1::regclass AND contype IN ('p', 'u', 'x', 'f')
+		ORDER BY conname`, ident(name), name)
+	if err != nil {
+		return nil, err
+	}
+	var kind, ddl string
+	if _, err := pgx.ForEachRow(rows, []any{&kind, &ddl}, func() error {
+		if kind == "f" {
+			t.foreign = append(t.foreign, ddl)
+		} else {
+			t.constraints = append(t.constraints, ddl)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	rows, err = tx.Query(ctx, `SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i
+		WHERE i.indrelid = $1::regclass
+		  AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conindid = i.indexrelid AND c.conrelid = i.indrelid AND c.contype IN ('p', 'u', 'x'))
+		ORDER BY i.indexrelid::regclass::text`, ident(name))
+	if err != nil {
+		return nil, err
+	}
+	if t.indexes, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 func exec(ctx context.Context, tx pgx.Tx, stmts []string) error {
