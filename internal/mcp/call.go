@@ -367,17 +367,10 @@ func (h *Handler) logCall(ctx context.Context, tool, outcome string, call *turnC
 	attrs := []slog.Attr{slog.String("tool", tool), slog.String("outcome", outcome),
 		slog.Float64("latency_ms", float64(d.Microseconds())/1000)}
 	if call != nil {
-		attrs = append(attrs, slog.String("conversation_id", maskID(call.conv)), slog.Bool("stateless", call.stateless))
+		attrs = append(attrs, slog.String("conversation_id", redact.LoggedID(call.conv)), slog.Bool("stateless", call.stateless))
 		if ids := call.md.Get("x-request-id"); len(ids) == 1 {
-			attrs = append(attrs, slog.String("request_id", maskID(ids[0])))
+			attrs = append(attrs, slog.String("request_id", redact.LoggedID(ids[0])))
 		}
 	}
 	h.cfg.Log.LogAttrs(ctx, level, "mcp call", attrs...)
-}
-
-func maskID(id string) string {
-	if len(id) > 256 {
-		id = strings.ToValidUTF8(id[:256], "") + "…"
-	}
-	return redact.String(id)
 }

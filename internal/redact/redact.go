@@ -89,6 +89,19 @@ func String(s string) string {
 	return b.String()
 }
 
+// MaxLoggedID bounds an id in a log line: ids are at most 256 bytes when
+// valid, and a refused one may be any size.
+const MaxLoggedID = 256
+
+// LoggedID is an id as a log line shows it: cut to MaxLoggedID bytes and
+// with card-like numbers masked.
+func LoggedID(id string) string {
+	if len(id) > MaxLoggedID {
+		id = strings.ToValidUTF8(id[:MaxLoggedID], "") + "…"
+	}
+	return String(id)
+}
+
 // Value masks card-like numbers everywhere in a JSON value: strings, object
 // keys, and numbers with as many digits as a card number. It returns v
 // itself when there is nothing to mask.

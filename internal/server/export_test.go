@@ -1,4 +1,6 @@
 package server
 
-// MaskID is maskID, for tests.
-var MaskID = maskID
+import "github.com/slotd/slotd/internal/redact"
+
+// MaskID is how the server's log lines show an id, for tests.
+var MaskID = redact.LoggedID

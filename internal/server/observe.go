@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -150,8 +149,8 @@ func (o *observer) logTurn(ctx context.Context, r api.TurnReport, t metrics.Turn
 		slog.String("request_id", api.RequestID(ctx)),
 		slog.String("tenant", in.Tenant),
 		slog.String("tool", o.m.Tool(in.Tool)),
-		slog.String("conversation_id", maskID(in.ConversationID)),
-		slog.String("turn_id", maskID(in.TurnID)),
+		slog.String("conversation_id", redact.LoggedID(in.ConversationID)),
+		slog.String("turn_id", redact.LoggedID(in.TurnID)),
 		slog.String("action", t.Action),
 		slog.String("code", r.Code.String()),
 		slog.Float64("latency_ms", float64(t.Duration.Microseconds())/1000),
@@ -241,19 +240,6 @@ func (o *observer) close() {
 func (s *Server) serving(ctx context.Context) bool {
 	resp, err := s.health.Check(ctx, &healthpb.HealthCheckRequest{})
 	return err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING
-}
-
-// maxLoggedID bounds an id in a log line: ids are at most 256 bytes when
-// valid, and a refused one may be any size.
-const maxLoggedID = 256
-
-// maskID is an id as a log line shows it: cut to maxLoggedID bytes and with
-// card-like numbers masked.
-func maskID(id string) string {
-	if len(id) > maxLoggedID {
-		id = strings.ToValidUTF8(id[:maxLoggedID], "") + "…"
-	}
-	return redact.String(id)
 }
 
 // decisionCounts is the "decisions" group of a turn's log line: how many
