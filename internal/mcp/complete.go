@@ -73,13 +73,16 @@ type completeInput struct {
 
 func (h *Handler) completeHandler(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	start := time.Now()
-	res, outcome, conv := h.complete(ctx, req)
+	md := mdOf(req)
+	res, outcome, conv := h.complete(ctx, req, md)
 	h.m.Call(metrics.CompleteTool, outcome, time.Since(start))
-	h.logCall(ctx, metrics.CompleteTool, outcome, &turnCall{conv: conv, md: mdOf(req), stateless: req.Session == nil || req.Session.ID() == ""}, time.Since(start))
+	h.logCall(ctx, metrics.CompleteTool, outcome, &turnCall{conv: conv, md: md, stateless: req.Session == nil || req.Session.ID() == ""}, time.Since(start))
 	return res, nil
 }
 
-func (h *Handler) complete(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, string, string) {
+// complete reports a backend call's outcome to SlotService with the
+// metadata md.
+func (h *Handler) complete(ctx context.Context, req *sdk.CallToolRequest, md metadata.MD) (*sdk.CallToolResult, string, string) {
 	var in completeInput
 	conv := ""
 	if req.Session != nil && req.Session.ID() != "" {
@@ -114,7 +117,7 @@ func (h *Handler) complete(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 	default:
 		return failure(conv, invalid("result", "the backend's result, or failure when it failed")), errorOutcome, conv
 	}
-	cctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(ctx, mdOf(req)), callTimeout)
+	cctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(ctx, md), callTimeout)
 	defer cancel()
 	out, err := h.cfg.Slots.CompleteSession(cctx, cr)
 	if err != nil {
