@@ -62,7 +62,18 @@ func openSessionsOf(os []*slotdv1.OpenSession) any {
 	return out
 }
 
-var actionNames = []string{"ASK", "RECONFIRM", "CONFIRM", "READY", "REPAIR", "RESUME", "HANDOFF", "CANCELLED"}
+// actionNames are the names of the actions, in the order the proto
+// declares them.
+var actionNames = func() []string {
+	var out []string
+	values := slotdv1.Action(0).Descriptor().Values()
+	for i := range values.Len() {
+		if n := actionName(slotdv1.Action(values.Get(i).Number())); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}()
 
 func actionName(a slotdv1.Action) string {
 	if a == slotdv1.Action_ACTION_UNSPECIFIED {
