@@ -448,42 +448,45 @@ func run(ctx context.Context, workers, limit, rate int, until time.Time, ds []Di
 	over := func() bool { return ctx.Err() != nil || (!until.IsZero() && !time.Now().Before(until)) }
 	pace := pacer(ctx, rate)
 	var firstErr atomic.Value
+	// play is worker w's run: its turns' samples.
+	play := func(w int) []sample {
+		var out []sample
+		for n := 0; !over(); n++ {
+			d := &ds[(w+n)%len(ds)]
+			conv := fmt.Sprintf("%s-%d-%d", prefix, w, n)
+			for step := range d.Steps {
+				if over() {
+					break
+				}
+				if limit > 0 && started.Add(1) > int64(limit) {
+					return out
+				}
+				if !pace(until) {
+					break
+				}
+				t0 := time.Now()
+				err := turn(ctx, d, step, conv, fmt.Sprintf("%s/%d", conv, step+1))
+				elapsed := time.Since(t0)
+				if ctx.Err() != nil {
+					break // interrupted: neither a turn nor an error
+				}
+				if err != nil {
+					errs.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+					break // the conversation is off script: start another
+				}
+				out = append(out, sample{d: elapsed, pos: int32(step)})
+			}
+		}
+		return out
+	}
 	results := make([][]sample, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var out []sample
-			for n := 0; !over(); n++ {
-				d := &ds[(w+n)%len(ds)]
-				conv := fmt.Sprintf("%s-%d-%d", prefix, w, n)
-				for step := range d.Steps {
-					if over() {
-						break
-					}
-					if limit > 0 && started.Add(1) > int64(limit) {
-						results[w] = out
-						return
-					}
-					if !pace(until) {
-						break
-					}
-					t0 := time.Now()
-					err := turn(ctx, d, step, conv, fmt.Sprintf("%s/%d", conv, step+1))
-					elapsed := time.Since(t0)
-					if ctx.Err() != nil {
-						break // interrupted: neither a turn nor an error
-					}
-					if err != nil {
-						errs.Add(1)
-						firstErr.CompareAndSwap(nil, err.Error())
-						break // the conversation is off script: start another
-					}
-					out = append(out, sample{d: elapsed, pos: int32(step)})
-				}
-			}
-			results[w] = out
+			results[w] = play(w)
 		}()
 	}
 	wg.Wait()
