@@ -2,9 +2,11 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -173,6 +175,28 @@ func ProblemForCode(code codes.Code) problem.Problem {
 	p := pe.Problem
 	p.Status = HTTPStatus(pe.Kind)
 	return p
+}
+
+// ProblemContentType is the media type of a problem document (RFC 9457).
+const ProblemContentType = "application/problem+json"
+
+// WriteProblem answers an HTTP request with the problem document p, its
+// status member the HTTP status httpStatus, as RFC 9457 wants, and a
+// Retry-After header when p names a wait.
+func WriteProblem(w http.ResponseWriter, httpStatus int, p problem.Problem) {
+	p.Status = httpStatus
+	body, err := json.Marshal(p)
+	if err != nil {
+		httpStatus, body = http.StatusInternalServerError, []byte(`{"type":"`+problem.TypeInternal+`","title":"Internal error","status":500}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", ProblemContentType)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if p.RetryAfterSeconds > 0 {
+		h.Set("Retry-After", strconv.Itoa(p.RetryAfterSeconds))
+	}
+	w.WriteHeader(httpStatus)
+	_, _ = w.Write(body)
 }
 
 // Errors is the innermost interceptor: whatever error a handler returns

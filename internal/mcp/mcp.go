@@ -20,7 +20,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -28,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/slotd/slotd/api"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/auth"
 	"github.com/slotd/slotd/contract"
@@ -188,14 +188,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// connection held open per client.
 		h.m.Refused("method")
 		w.Header().Set("Allow", "POST, DELETE")
-		sendProblem(w, http.StatusMethodNotAllowed, problem.Problem{Type: problem.TypeInvalidRequest,
+		api.WriteProblem(w, http.StatusMethodNotAllowed, problem.Problem{Type: problem.TypeInvalidRequest,
 			Title: "Method not allowed", Detail: "slotd opens no stream for messages it is not asked for; POST requests", OwnerActionRequired: true})
 		return
 	}
 	if h.cfg.Keys.Enabled() {
 		if who, err := h.cfg.Keys.Check(r.Header.Values("Authorization")); err == nil && who.Admin {
 			h.m.Refused("admin_key")
-			sendProblem(w, http.StatusForbidden, problem.Problem{Type: problem.TypePermissionDenied, Title: "Permission denied",
+			api.WriteProblem(w, http.StatusForbidden, problem.Problem{Type: problem.TypePermissionDenied, Title: "Permission denied",
 				Detail: "an admin key cannot act for a tenant; use the tenant's key", OwnerActionRequired: true})
 			return
 		}
@@ -208,8 +208,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case msg == nil:
 		case msg.Method == "initialize" && !stateless && h.sessionCount() >= MaxSessions:
 			h.m.Refused("sessions_full")
-			w.Header().Set("Retry-After", "60")
-			sendProblem(w, http.StatusServiceUnavailable, problem.Problem{Type: problem.TypeOverloaded, Title: "Too many MCP sessions",
+			api.WriteProblem(w, http.StatusServiceUnavailable, problem.Problem{Type: problem.TypeOverloaded, Title: "Too many MCP sessions",
 				Detail: "slotd holds as many MCP sessions as it may; idle ones close after " + SessionIdle.String(), Retryable: true, RetryAfterSeconds: 60})
 			return
 		case msg.Method == "tools/call" && msg.ID.IsValid():
@@ -260,14 +259,4 @@ func (c *httpCall) awaitUser() {
 	if c.rc != nil {
 		_ = c.rc.SetWriteDeadline(time.Now().Add(ElicitTimeout + writeSlack))
 	}
-}
-
-// sendProblem answers with an RFC 9457 problem, as the gateway does.
-func sendProblem(w http.ResponseWriter, status int, p problem.Problem) {
-	p.Status = status
-	body, _ := json.Marshal(p)
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
 }

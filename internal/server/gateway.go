@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,7 +46,7 @@ const (
 	// never asked to go deeper.
 	maxJSONDepth = 32
 	// ProblemContentType is the media type of an error body (RFC 9457).
-	ProblemContentType = "application/problem+json"
+	ProblemContentType = api.ProblemContentType
 	// OpenAPIPath serves the OpenAPI document of the HTTP API.
 	OpenAPIPath = "/v1/openapi.json"
 	// HealthPath answers 200 when slotd is SERVING, 503 otherwise.
@@ -287,7 +286,7 @@ func writeProblem(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler,
 			w.Header().Set("X-Request-Id", ids[0])
 		}
 	}
-	sendProblem(w, p.Status, p)
+	api.WriteProblem(w, p.Status, p)
 }
 
 func routingProblem(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
@@ -297,29 +296,12 @@ func routingProblem(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler,
 		p = problem.Problem{Type: problem.TypeInvalidRequest, Title: "Method not allowed", OwnerActionRequired: true,
 			Detail: r.Method + " is not allowed here; the routes are in " + OpenAPIPath}
 	}
-	sendProblem(w, httpStatus, p)
+	api.WriteProblem(w, httpStatus, p)
 }
 
 // sendError answers a problem made at the edge, before any service ran.
 func sendError(w http.ResponseWriter, pe *problem.Error) {
-	sendProblem(w, api.HTTPStatus(pe.Kind), pe.Problem)
-}
-
-func sendProblem(w http.ResponseWriter, httpStatus int, p problem.Problem) {
-	// RFC 9457: the status member, when present, is the HTTP status.
-	p.Status = httpStatus
-	body, err := json.Marshal(p)
-	if err != nil {
-		httpStatus, body = http.StatusInternalServerError, []byte(`{"type":"`+problem.TypeInternal+`","title":"Internal error","status":500}`)
-	}
-	h := w.Header()
-	h.Set("Content-Type", ProblemContentType)
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	if p.RetryAfterSeconds > 0 {
-		h.Set("Retry-After", strconv.Itoa(p.RetryAfterSeconds))
-	}
-	w.WriteHeader(httpStatus)
-	_, _ = w.Write(body)
+	api.WriteProblem(w, api.HTTPStatus(pe.Kind), pe.Problem)
 }
 
 func problemFromStatus(st *status.Status) (problem.Problem, bool) {
