@@ -84,11 +84,10 @@ func newTool(c *contract.Contract) (*toolDef, error) {
 		props = map[string]any{}
 		input["properties"] = props
 	}
-	if _, clash := props[ConfirmArg]; clash {
-		return nil, fmt.Errorf("mcp: contract %s has a property named %s, which slotd's MCP tools add", c.Name, ConfirmArg)
-	}
-	if _, clash := props[ConversationArg]; clash {
-		return nil, fmt.Errorf("mcp: contract %s has a property named %s, which slotd's MCP tools add", c.Name, ConversationArg)
+	for _, own := range []string{ConfirmArg, ConversationArg} {
+		if _, clash := props[own]; clash {
+			return nil, fmt.Errorf("mcp: contract %s has a property named %s, which slotd's MCP tools add", c.Name, own)
+		}
 	}
 	props[ConfirmArg] = map[string]any{
 		"type": "boolean",
