@@ -104,9 +104,7 @@ func (st *Store) Purge(_ context.Context, f session.Filter, dryRun bool) ([]stri
 			continue // a turn holds the conversation: skip, like SKIP LOCKED
 		}
 		st.mu.Lock()
-		delete(st.sessions, s.ID)
-		delete(st.turns, s.ID)
-		delete(st.changes, s.ID)
+		st.drop(s)
 		st.mu.Unlock()
 		for id, t := range c.turns {
 			if t.sessionID == s.ID {
@@ -153,13 +151,9 @@ func (st *Store) Erase(ctx context.Context, key session.Key, rec session.Erasure
 	defer c.unlock()
 	st.mu.Lock()
 	var out session.Erased
-	for id, s := range st.sessions {
-		if s.Key == key {
-			delete(st.sessions, id)
-			delete(st.turns, id)
-			delete(st.changes, id)
-			out.Sessions++
-		}
+	for _, s := range st.byConv[key] {
+		st.drop(s)
+		out.Sessions++
 	}
 	out.Found = len(c.turns) > 0 || out.Sessions > 0
 	c.turns = map[string]storedTurn{}

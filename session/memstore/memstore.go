@@ -15,6 +15,9 @@ type Store struct {
 	mu       sync.Mutex // guards the maps below, not the conversations
 	convs    map[session.Key]*conversation
 	sessions map[string]*session.Session
+	// byConv are the sessions of each conversation, by id: what a turn
+	// reads, without a scan of every conversation's sessions.
+	byConv   map[session.Key]map[string]*session.Session
 	turns    map[string][]session.TurnRecord
 	changes  map[string][]session.ChangeRecord
 	erasures []session.Erasure
@@ -39,6 +42,7 @@ func New() *Store {
 	return &Store{
 		convs:    map[session.Key]*conversation{},
 		sessions: map[string]*session.Session{},
+		byConv:   map[session.Key]map[string]*session.Session{},
 		turns:    map[string][]session.TurnRecord{},
 		changes:  map[string][]session.ChangeRecord{},
 	}
@@ -115,10 +119,8 @@ func (st *Store) tryLock(key session.Key) *conversation {
 func (st *Store) remove(key session.Key, c *conversation) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	for _, s := range st.sessions {
-		if s.Key == key {
-			return
-		}
+	if len(st.byConv[key]) > 0 {
+		return
 	}
 	c.gone = true
 	delete(st.convs, key)
@@ -152,8 +154,8 @@ func (st *Store) open(key session.Key) []*session.Session {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var out []*session.Session
-	for _, s := range st.sessions {
-		if s.Key == key && s.Open {
+	for _, s := range st.byConv[key] {
+		if s.Open {
 			out = append(out, s.Clone())
 		}
 	}
@@ -166,9 +168,12 @@ func (st *Store) left(key session.Key) session.Use {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var u session.Use
-	for _, s := range st.sessions {
-		if s.Key == key && !s.Open && s.Use().At.After(u.At) {
-			u = s.Use()
+	for _, s := range st.byConv[key] {
+		if s.Open {
+			continue
+		}
+		if su := s.Use(); su.At.After(u.At) {
+			u = su
 		}
 	}
 	return u
@@ -179,7 +184,7 @@ func (st *Store) write(commit *session.Commit) {
 	defer st.mu.Unlock()
 	for _, s := range append(append([]*session.Session{}, commit.Ended...), commit.Session) {
 		if s != nil {
-			st.sessions[s.ID] = s.Clone()
+			st.put(s.Clone())
 		}
 	}
 	if t := commit.Turn; t != nil {
@@ -187,6 +192,30 @@ func (st *Store) write(commit *session.Commit) {
 	}
 	for _, ch := range commit.Changes {
 		st.changes[ch.SessionID] = append(st.changes[ch.SessionID], ch)
+	}
+}
+
+// put keeps s, replacing the session of its id; the caller holds st.mu.
+func (st *Store) put(s *session.Session) {
+	st.sessions[s.ID] = s
+	conv := st.byConv[s.Key]
+	if conv == nil {
+		conv = map[string]*session.Session{}
+		st.byConv[s.Key] = conv
+	}
+	conv[s.ID] = s
+}
+
+// drop forgets s with its turns and changes; the caller holds st.mu.
+func (st *Store) drop(s *session.Session) {
+	delete(st.sessions, s.ID)
+	delete(st.turns, s.ID)
+	delete(st.changes, s.ID)
+	if conv := st.byConv[s.Key]; conv != nil {
+		delete(conv, s.ID)
+		if len(conv) == 0 {
+			delete(st.byConv, s.Key)
+		}
 	}
 }
 
@@ -241,16 +270,16 @@ func (st *Store) UpdateOpen(ctx context.Context, key session.Key, fn session.Ope
 func (st *Store) Session(_ context.Context, l session.Lookup) (*session.Session, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	key := session.Key{Tenant: l.Tenant, ConversationID: l.ConversationID}
+	if l.SessionID != "" {
+		s := st.sessions[l.SessionID]
+		if s == nil || s.Key.Tenant != l.Tenant || l.ConversationID != "" && s.Key.ConversationID != l.ConversationID {
+			return nil, session.ErrNotFound
+		}
+		return s.Clone(), nil
+	}
 	var found *session.Session
-	for _, s := range st.sessions {
+	for _, s := range st.byConv[session.Key{Tenant: l.Tenant, ConversationID: l.ConversationID}] {
 		switch {
-		case l.SessionID != "":
-			if s.ID != l.SessionID || s.Key.Tenant != l.Tenant || l.ConversationID != "" && s.Key.ConversationID != l.ConversationID {
-				continue
-			}
-		case s.Key != key:
-			continue
 		case l.Latest:
 			if found != nil && s.ID < found.ID { // ids are time-ordered UUIDv7
 				continue
