@@ -97,11 +97,10 @@ func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	id := newID()
 	applied, err := e.store.Turn(ctx, Key{Tenant: req.Tenant, ConversationID: req.ConversationID}, req.TurnID,
 		func(cv Conversation) (*Commit, error) {
 			_, commit, err := plan(planInput{contract: c, contracts: e.contracts, config: e.defaults, req: req,
-				open: cv.Open, left: cv.Left, zones: e.zonesOf(req, cv.Open), newID: id})
+				open: cv.Open, left: cv.Left, zones: e.zonesOf(req, cv.Open), newID: newID})
 			return commit, err
 		})
 	if err != nil {

@@ -20,7 +20,7 @@ func (t *turn) open() {
 	fresh := t.s == nil
 	if fresh {
 		t.s = &Session{
-			ID:        t.in.newID,
+			ID:        t.in.newID(),
 			Key:       Key{Tenant: req.Tenant, ConversationID: req.ConversationID},
 			Tool:      c.Name,
 			Status:    Active,

@@ -44,8 +44,9 @@ type planInput struct {
 	// zones are the time zones the turn may resolve dates in (the
 	// request's and the open sessions'), by name.
 	zones map[string]*time.Location
-	// newID is the id of a session the turn opens.
-	newID string
+	// newID draws the id of a session the turn opens; most turns open
+	// none, and a replayed one is not planned.
+	newID func() string
 }
 
 // turn is a turn being planned: what each stage found, for the next.

@@ -94,7 +94,7 @@ func (c *convo) plan(req TurnRequest) (*Result, error) {
 		}
 	}
 	res, commit, err := plan(planInput{contract: c.cat.Get(req.Tool), contracts: c.cat, config: c.cfg, req: req,
-		open: open, left: c.left(), zones: zones, newID: fmt.Sprintf("0190a1b2-c3d4-7e5f-8a9b-%012d", c.n)})
+		open: open, left: c.left(), zones: zones, newID: constID(fmt.Sprintf("0190a1b2-c3d4-7e5f-8a9b-%012d", c.n))})
 	if js(open) != before {
 		c.t.Fatalf("planning %s changed the sessions it was given", req.TurnID)
 	}
@@ -743,7 +743,7 @@ func TestPlanIsDeterministic(t *testing.T) {
 	t.Parallel()
 	c := newConvo(t)
 	c.send(dispute, map[string]any{"card_last4": "•• 4417", "operation_date": "вчера"})
-	in := planInput{contract: c.cat.Get(dispute), contracts: c.cat, config: c.cfg, open: c.open(), newID: "x",
+	in := planInput{contract: c.cat.Get(dispute), contracts: c.cat, config: c.cfg, open: c.open(), newID: constID("x"),
 		req: TurnRequest{ConversationID: c.id, Tool: dispute, TurnID: "t", Arguments: map[string]any{"amount": "1 200,50 ₽", "reason": "дубль"}, Now: c.now}}
 	a, ca, err := plan(in)
 	if err != nil {
@@ -839,3 +839,6 @@ func TestPresentRedactsTheRequest(t *testing.T) {
 		}
 	}
 }
+
+// constID is a planInput.newID that draws id.
+func constID(id string) func() string { return func() string { return id } }

@@ -19,7 +19,7 @@ func stagedTurn(t *testing.T, current *Session, args map[string]any, confirm *bo
 		open = []*Session{current}
 	}
 	return &turn{in: planInput{contract: cat.Get(dispute), contracts: cat, config: Defaults{MaxAttempts: 3, MaxOpenSessions: 8}, req: req,
-		open: open, newID: "0190a1b2-c3d4-7e5f-8a9b-000000000001"}, c: cat.Get(dispute)}
+		open: open, newID: constID("0190a1b2-c3d4-7e5f-8a9b-000000000001")}, c: cat.Get(dispute)}
 }
 
 func disputeSession(updated time.Time, lastAction string, slots map[string]any) *Session {
@@ -151,7 +151,7 @@ func TestStageOpen(t *testing.T) {
 	other.Tool, other.ID = "test.carry", "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a00"
 	tt.others = []*Session{other}
 	tt.open()
-	if tt.s.ID != tt.in.newID || tt.s.Locale != "uk" || tt.s.TimeZone != "Europe/Kyiv" || tt.env.Location != kyiv {
+	if tt.s.ID != tt.in.newID() || tt.s.Locale != "uk" || tt.s.TimeZone != "Europe/Kyiv" || tt.env.Location != kyiv {
 		t.Errorf("a new session: %+v, env %+v", tt.s, tt.env)
 	}
 	wantList(t, "carried", []string{tt.changes[0].Slot + ":" + string(tt.changes[0].Decision)}, []string{"card_last4:CARRIED"})
