@@ -87,7 +87,8 @@ type turn struct {
 	declined bool
 	report   contract.Report
 	step     clarify.Step
-	// key is the idempotency key of the slots as they stand.
+	// key is the idempotency key of the slots as decide found them, when
+	// it needed it: for an approval given or for READY.
 	key     string
 	problem *problem.Problem
 	valid   []ValidAfter
