@@ -331,7 +331,12 @@ func queueWrites(b *pgx.Batch, key session.Key, c *session.Commit) error {
 		b.Queue(insertTurn, key.Tenant, key.ConversationID, t.ID, t.SessionID, tool, t.Version, t.Action,
 			json.RawMessage(t.Request), json.RawMessage(t.Response), t.At)
 	}
-	ords := map[string]int{}
+	// ords number the changes of each session version.
+	type version struct {
+		session string
+		version int64
+	}
+	ords := map[version]int{}
 	for _, ch := range c.Changes {
 		old, err := jsonValue(ch.Old)
 		if err != nil {
@@ -341,7 +346,7 @@ func queueWrites(b *pgx.Batch, key session.Key, c *session.Commit) error {
 		if err != nil {
 			return err
 		}
-		k := fmt.Sprintf("%s/%d", ch.SessionID, ch.Version)
+		k := version{ch.SessionID, ch.Version}
 		ord := ords[k]
 		ords[k] = ord + 1
 		var turnID *string
