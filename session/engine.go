@@ -166,15 +166,15 @@ func (e *Engine) turnClock(now time.Time) (time.Time, error) {
 // zonesOf are the time zones a turn may resolve dates in: the request's and
 // the open sessions'.
 func (e *Engine) zonesOf(req TurnRequest, open []*Session) map[string]*time.Location {
-	zones := map[string]*time.Location{}
-	names := []string{req.TimeZone}
-	for _, s := range open {
-		names = append(names, s.TimeZone)
-	}
-	for _, name := range names {
+	zones := make(map[string]*time.Location, len(open)+1)
+	add := func(name string) {
 		if loc, err := e.location(name); err == nil {
 			zones[name] = loc
 		}
+	}
+	add(req.TimeZone)
+	for _, s := range open {
+		add(s.TimeZone)
 	}
 	return zones
 }
