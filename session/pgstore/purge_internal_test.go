@@ -117,13 +117,7 @@ func TestEraseLocksSessionsBeforeTheirHistory(t *testing.T) {
 	t.Parallel()
 	pool, _ := dbtest.NewPool(t)
 	ctx := t.Context()
-	st := New(pool)
-	e := sessiontest.NewEngine(st, sessiontest.Catalog(t))
-	key := session.Key{Tenant: "acme-bank", ConversationID: "conv-erased-while-purged"}
-	if _, err := e.Turn(ctx, session.TurnRequest{Tenant: key.Tenant, ConversationID: key.ConversationID,
-		Tool: sessiontest.Flights, TurnID: "turn-1", Arguments: map[string]any{"from": "mad"}, Now: sessiontest.Now}); err != nil {
-		t.Fatal(err)
-	}
+	st, _, key := withSession(t, pool, "conv-erased-while-purged")
 	janitor, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -160,6 +154,20 @@ func TestEraseLocksSessionsBeforeTheirHistory(t *testing.T) {
 	}
 }
 
+// withSession is a store over pool, an engine over it, and the key of a
+// conversation whose first turn opened a session.
+func withSession(t *testing.T, pool *pgxpool.Pool, conv string) (*Store, *session.Engine, session.Key) {
+	t.Helper()
+	st := New(pool)
+	e := sessiontest.NewEngine(st, sessiontest.Catalog(t))
+	key := session.Key{Tenant: "acme-bank", ConversationID: conv}
+	if _, err := e.Turn(t.Context(), session.TurnRequest{Tenant: key.Tenant, ConversationID: key.ConversationID,
+		Tool: sessiontest.Flights, TurnID: "turn-1", Arguments: map[string]any{"from": "mad"}, Now: sessiontest.Now}); err != nil {
+		t.Fatal(err)
+	}
+	return st, e, key
+}
+
 // awaitLockWait returns once a backend of the test's database waits for a
 // lock, and fails the test if what (whose end done reports) ends first.
 func awaitLockWait(t *testing.T, pool *pgxpool.Pool, done <-chan error, what string) {
@@ -184,13 +192,7 @@ func TestPurgeSkipsAConversationATurnHolds(t *testing.T) {
 	t.Parallel()
 	pool, _ := dbtest.NewPool(t)
 	ctx := t.Context()
-	st := New(pool)
-	e := sessiontest.NewEngine(st, sessiontest.Catalog(t))
-	key := session.Key{Tenant: "acme-bank", ConversationID: "conv-purged-while-held"}
-	if _, err := e.Turn(ctx, session.TurnRequest{Tenant: key.Tenant, ConversationID: key.ConversationID,
-		Tool: sessiontest.Flights, TurnID: "turn-1", Arguments: map[string]any{"from": "mad"}, Now: sessiontest.Now}); err != nil {
-		t.Fatal(err)
-	}
+	st, e, key := withSession(t, pool, "conv-purged-while-held")
 	if _, _, err := e.Reset(ctx, session.Lookup{Tenant: key.Tenant, ConversationID: key.ConversationID}, sessiontest.Now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
