@@ -13,20 +13,8 @@ import (
 // cards").
 func noArgsCatalog(t *testing.T) *contract.Catalog {
 	t.Helper()
-	var cs []*contract.Contract
-	for name, extra := range map[string]string{"test.list_cards": "", "test.block_cards": `, "confirm": true, "label": {"ru": "блокировка всех карт"}`} {
-		c, err := contract.Parse(name+".json", []byte(`{"type": "object", "description": "x",
-			"x-slotd": {"name": "`+name+`", "default_locale": "en"`+extra+`}}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs = append(cs, c)
-	}
-	cat, err := contract.NewCatalog(cs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
+	return catalogWith(t, nil, `"type": "object", "description": "x"`, map[string]string{"test.list_cards": "",
+		"test.block_cards": `, "confirm": true, "label": {"ru": "блокировка всех карт"}`})
 }
 
 // A tool without arguments is READY on its first turn with {} as its

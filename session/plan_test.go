@@ -32,13 +32,22 @@ func testCatalog(t testing.TB) *contract.Catalog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := shipped.All()
-	for name, extra := range map[string]string{"test.carry": "", "test.no_carry": `, "carry_over": false`} {
-		c, err := contract.Parse(name+".json", []byte(`{"type": "object", "properties": {
+	return catalogWith(t, shipped.All(), `"type": "object", "properties": {
 			"card_last4": {"type": "string", "pattern": "^[0-9]{4}$", "x-slotd": {"normalize": ["last4"]}},
 			"amount": {"type": "string"},
 			"note": {"type": "string", "x-slotd": {"sensitive": true}}},
-			"required": ["card_last4", "note"], "x-slotd": {"name": "`+name+`", "default_locale": "en"`+extra+`}}`))
+			"required": ["card_last4", "note"]`,
+		map[string]string{"test.carry": "", "test.no_carry": `, "carry_over": false`})
+}
+
+// catalogWith is a catalog of cs and of one tool per name in tools, each
+// with the schema's members and x-slotd holding its name, English as its
+// default locale, and the name's extra members.
+func catalogWith(t testing.TB, cs []*contract.Contract, schema string, tools map[string]string) *contract.Catalog {
+	t.Helper()
+	for name, extra := range tools {
+		c, err := contract.Parse(name+".json", []byte(`{`+schema+`,
+			"x-slotd": {"name": "`+name+`", "default_locale": "en"`+extra+`}}`))
 		if err != nil {
 			t.Fatal(err)
 		}
