@@ -142,9 +142,11 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 	}
 	st.write(commit)
 	applied := session.Applied{Commit: commit}
+	// The commit's response is the store's from here, as its turn record
+	// in the history is: it is copied when a replay hands it out.
 	if t := commit.Turn; t != nil {
-		c.turns[turnID] = storedTurn{sessionID: t.SessionID, tool: commit.Session.Tool, response: append([]byte(nil), t.Response...)}
-		applied.Response = append([]byte(nil), t.Response...)
+		c.turns[turnID] = storedTurn{sessionID: t.SessionID, tool: commit.Session.Tool, response: t.Response}
+		applied.Response = t.Response
 	}
 	return applied, nil
 }
