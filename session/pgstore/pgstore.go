@@ -249,8 +249,7 @@ func (st *Store) turn(ctx context.Context, key session.Key, turnID string, fn se
 		if t := applied.Commit.Turn; t != nil {
 			applied.Response = t.Response
 		}
-		w := &pgx.Batch{}
-		return w, queueWrites(w, key, applied.Commit)
+		return writeBatch(key, applied.Commit)
 	})
 	return applied, err
 }
@@ -284,7 +283,7 @@ func readTurn(br pgx.BatchResults, applied *session.Applied) (session.Conversati
 	if err != nil {
 		return cv, err
 	}
-	if cv.Open, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*session.Session, error) { return scanSession(r) }); err != nil {
+	if cv.Open, err = scanSessions(rows); err != nil {
 		return cv, err
 	}
 	var previous *time.Time
@@ -300,25 +299,26 @@ func readTurn(br pgx.BatchResults, applied *session.Applied) (session.Conversati
 
 // write sends a commit's statements in one batch.
 func write(ctx context.Context, tx pgx.Tx, key session.Key, c *session.Commit) error {
-	b := &pgx.Batch{}
-	if err := queueWrites(b, key, c); err != nil {
+	b, err := writeBatch(key, c)
+	if err != nil {
 		return err
 	}
 	return tx.SendBatch(ctx, b).Close()
 }
 
-// queueWrites queues a commit's statements. Every write advances a
+// writeBatch is a batch of a commit's statements. Every write advances a
 // session's version by exactly one: an upsert that would not sets it to -1,
 // which the table's check refuses, so that the COMMIT sent after it in the
 // same batch never runs. Holding the conversation's lock, it never should.
-func queueWrites(b *pgx.Batch, key session.Key, c *session.Commit) error {
+func writeBatch(key session.Key, c *session.Commit) (*pgx.Batch, error) {
+	b := &pgx.Batch{}
 	for _, s := range append(append([]*session.Session{}, c.Ended...), c.Session) {
 		if s == nil {
 			continue
 		}
 		state, err := json.Marshal(stateDoc{State: s.State, Held: s.Held, Completion: s.Completion, CompletedKey: s.CompletedKey, Marks: s.Marks, Attempts: s.Attempts, LastUse: s.LastUse, PreviousUse: s.PreviousUse})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		b.Queue(upsertSession, s.ID, s.Key.Tenant, s.Key.ConversationID, s.Tool, string(s.Status), s.Version,
 			state, s.LastAction, s.ApprovedKey, s.Locale, s.TimeZone, s.CreatedAt, s.UpdatedAt, nullTime(s.EndedAt), s.Open)
@@ -340,11 +340,11 @@ func queueWrites(b *pgx.Batch, key session.Key, c *session.Commit) error {
 	for _, ch := range c.Changes {
 		old, err := jsonValue(ch.Old)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		nu, err := jsonValue(ch.New)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		k := version{ch.SessionID, ch.Version}
 		ord := ords[k]
@@ -355,7 +355,7 @@ func queueWrites(b *pgx.Batch, key session.Key, c *session.Commit) error {
 		}
 		b.Queue(insertChange, key.Tenant, key.ConversationID, ch.SessionID, ch.Version, ord, turnID, ch.Slot, old, nu, string(ch.Decision), ch.At)
 	}
-	return nil
+	return b, nil
 }
 
 // readCommitted pins the isolation every unit of work relies on: each
@@ -405,8 +405,7 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 		if commit, err = fn(cur); err != nil {
 			return nil, err
 		}
-		w := &pgx.Batch{}
-		return w, queueWrites(w, s.Key, commit)
+		return writeBatch(s.Key, commit)
 	})
 	if err != nil {
 		return nil, interpret(err)
@@ -437,7 +436,7 @@ func (st *Store) UpdateOpen(ctx context.Context, key session.Key, fn session.Ope
 		if err != nil {
 			return err
 		}
-		if open, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*session.Session, error) { return scanSession(r) }); err != nil {
+		if open, err = scanSessions(rows); err != nil {
 			return err
 		}
 		if len(open) == 0 {
@@ -449,8 +448,7 @@ func (st *Store) UpdateOpen(ctx context.Context, key session.Key, fn session.Ope
 		if commit, err = fn(open); err != nil {
 			return nil, err
 		}
-		w := &pgx.Batch{}
-		return w, queueWrites(w, key, commit)
+		return writeBatch(key, commit)
 	})
 	if err != nil {
 		return nil, interpret(err)
@@ -545,6 +543,10 @@ func (st *Store) Ready(ctx context.Context) error {
 		return fmt.Errorf("%w: schema at version %d, need %d", session.ErrUnavailable, v, want)
 	}
 	return nil
+}
+
+func scanSessions(rows pgx.Rows) ([]*session.Session, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*session.Session, error) { return scanSession(r) })
 }
 
 func scanSession(row pgx.Row) (*session.Session, error) {
