@@ -169,16 +169,16 @@ func (st *Store) open(key session.Key) []*session.Session {
 func (st *Store) left(key session.Key) session.Use {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	var u session.Use
+	var last *session.Session
 	for _, s := range st.byConv[key] {
-		if s.Open {
-			continue
-		}
-		if su := s.Use(); su.At.After(u.At) {
-			u = su
+		if !s.Open && (last == nil || s.UpdatedAt.After(last.UpdatedAt)) {
+			last = s
 		}
 	}
-	return u
+	if last == nil {
+		return session.Use{}
+	}
+	return last.Use()
 }
 
 func (st *Store) write(commit *session.Commit) {

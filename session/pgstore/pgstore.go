@@ -170,13 +170,15 @@ const (
 	// index sessions_open: a few rows, whatever the table holds.
 	selectOpen = `SELECT ` + sessionColumns + ` FROM sessions s
 		WHERE s.tenant = $1 AND s.conversation_id = $2 AND s.open`
-	// selectLeft reads the last use of a session that has left the open
-	// set, through the primary key's conversation prefix: the rows of one
-	// conversation.
-	selectLeft = `SELECT tool, coalesce((state->>'last_use')::timestamptz, updated_at) AS last_use,
+	// selectLeft reads the use of the session that left the open set last
+	// (by updated_at, when it ended), through the primary key's
+	// conversation prefix: the state of that one row is read, not of every
+	// ended session of the conversation.
+	selectLeft = `SELECT tool, coalesce((state->>'last_use')::timestamptz, updated_at),
 			(state->>'previous_use')::timestamptz FROM sessions s
-		WHERE s.tenant = $1 AND s.conversation_id = $2 AND NOT s.open
-		ORDER BY last_use DESC LIMIT 1`
+		WHERE s.tenant = $1 AND s.conversation_id = $2 AND s.id = (
+			SELECT l.id FROM sessions l WHERE l.tenant = $1 AND l.conversation_id = $2 AND NOT l.open
+			ORDER BY l.updated_at DESC, l.id DESC LIMIT 1)`
 	selectOpenOfTool = `SELECT ` + sessionColumns + ` FROM sessions s
 		WHERE s.tenant = $1 AND s.conversation_id = $2 AND s.open AND s.tool = $3 AND s.status = 'active'`
 	selectRecentOpen = `SELECT ` + sessionColumns + ` FROM sessions s
