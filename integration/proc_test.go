@@ -11,14 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-
-	"github.com/slotd/slotd/internal/servertest"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
 // Attacks (floods, deep nesting) are played against slotd in a process of
@@ -58,6 +56,8 @@ func buildSlotd(t *testing.T) string {
 type process struct {
 	addr, httpAddr, metricsAddr string
 	cmd                         *exec.Cmd
+	// done is closed when the process has ended.
+	done chan struct{}
 }
 
 // addressSpace caps a child slotd: its baseline is some 750 MB of address
@@ -67,7 +67,9 @@ const addressSpace = 1536 << 20
 
 // startProcess runs slotd serve on free loopback ports with the memory
 // store and the given extra flags, its address space capped, and waits
-// until it serves.
+// until it serves. A free port is only free until somebody takes it (the
+// tests around dial out from ephemeral ports too): when slotd finds one of
+// its ports taken, it is started again on others.
 func startProcess(t *testing.T, flags ...string) *process {
 	t.Helper()
 	bin := buildSlotd(t)
@@ -75,7 +77,22 @@ func startProcess(t *testing.T, flags ...string) *process {
 	if err != nil {
 		t.Fatal("this test caps the memory of the slotd it attacks with prlimit (util-linux), which is not on PATH")
 	}
-	p := &process{addr: freeAddr(t), httpAddr: freeAddr(t), metricsAddr: freeAddr(t)}
+	for attempt := 1; ; attempt++ {
+		p, log := launch(t, prlimit, bin, flags)
+		if p.serving(t) {
+			return p
+		}
+		if b, _ := os.ReadFile(log); attempt < 3 && strings.Contains(string(b), "address already in use") {
+			continue
+		}
+		t.Fatal("slotd did not become SERVING within 30s")
+	}
+}
+
+// launch starts one slotd process and returns it with its log's path.
+func launch(t *testing.T, prlimit, bin string, flags []string) (*process, string) {
+	t.Helper()
+	p := &process{addr: freeAddr(t), httpAddr: freeAddr(t), metricsAddr: freeAddr(t), done: make(chan struct{})}
 	args := append([]string{"--as=" + strconv.Itoa(addressSpace), "--", bin, "serve", "--store", "memory",
 		"--contracts", contractsDir(t), "--listen", p.addr, "--http-listen", p.httpAddr, "--metrics-listen", p.metricsAddr,
 		"--client-clock", "trust"}, flags...)
@@ -89,27 +106,56 @@ func startProcess(t *testing.T, flags ...string) *process {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	go func() {
+		_ = p.cmd.Wait()
+		close(p.done)
+	}()
 	t.Cleanup(func() {
 		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
+		<-p.done
 		logFile.Close()
 		if t.Failed() {
 			b, _ := os.ReadFile(logFile.Name())
 			t.Logf("slotd's log:\n%s", tail(string(b), 4000))
 		}
 	})
+	return p, logFile.Name()
+}
+
+// serving waits up to 30 s for the process to serve; false when it did
+// not, or ended first.
+func (p *process) serving(t *testing.T) bool {
+	t.Helper()
 	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	servertest.WaitServing(t, conn)
-	return p
+	hc := healthpb.NewHealthClient(conn)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
+		cancel()
+		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
+			return true
+		}
+		select {
+		case <-p.done:
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return false
 }
 
 // alive reports whether the process still runs.
 func (p *process) alive() bool {
-	return p.cmd.ProcessState == nil && p.cmd.Process.Signal(syscall.Signal(0)) == nil
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // metrics reads numbers of the process's /metrics: each name's first
