@@ -25,11 +25,14 @@ type CA struct {
 	PEM  []byte
 }
 
-var serial = big.NewInt(time.Now().UnixNano())
-
+// nextSerial draws a random 128-bit serial, as RFC 5280 advises: tests that
+// run in parallel each make certificates, and a shared counter would race.
 func nextSerial() *big.Int {
-	serial.Add(serial, big.NewInt(1))
-	return new(big.Int).Set(serial)
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return n.Add(n, big.NewInt(1))
 }
 
 // NewCA makes a self-signed CA named name.
