@@ -1,0 +1,66 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/slotd/slotd/internal/server"
+)
+
+// BenchmarkSlotdSide is the slotd side of the bench without Postgres: the
+// bench's own gRPC client and dialogues against an in-process slotd on the
+// memory store. What it measures is what slotd adds to a turn's database
+// work (gRPC, conversion, planning, the log line and metrics): the part
+// the bench ratio slotd/direct is about.
+func BenchmarkSlotdSide(b *testing.B) {
+	srv, err := server.New(server.Config{
+		Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", Contracts: "../../contracts", Store: "memory",
+	}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	b.Cleanup(func() { cancel(); <-done })
+	conn, err := grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	if err := waitServing(ctx, conn); err != nil {
+		b.Fatal(err)
+	}
+	ds := Mix()
+	if err := prepare(ds); err != nil {
+		b.Fatal(err)
+	}
+	turn := (&slotdSide{conn: conn}).turn(Config{})
+	var worker atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(16) // 32 conversations on two cores, as the bench drives
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		w := worker.Add(1)
+		for n := 0; ; n++ {
+			d := &ds[(int(w)+n)%len(ds)]
+			conv := fmt.Sprintf("side-%d-%d", w, n)
+			for step := range d.Steps {
+				if !pb.Next() {
+					return
+				}
+				if err := turn(ctx, d, step, conv, fmt.Sprintf("%s/%d", conv, step+1)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}
+	})
+}
