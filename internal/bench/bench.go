@@ -298,23 +298,19 @@ func (sl *slotdSide) close() {
 
 // turn plays one step of a dialogue through slotd's gRPC API.
 func (sl *slotdSide) turn(cfg Config) turnFunc {
-	client := slotdv1.NewSlotServiceClient(sl.conn)
+	codec := grpc.ForceCodecV2(clientCodec{})
 	return func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
 		st := d.Steps[step]
-		req := &slotdv1.TurnRequest{ConversationId: conv, Tool: d.tool(step), TurnId: turnID, Arguments: st.args,
-			Locale: d.Locale, TimeZone: d.Zone}
-		if st.Confirm != nil {
-			req.Confirmation = &slotdv1.Confirmation{Accept: *st.Confirm}
-		}
 		if cfg.TenantKey != "" {
 			ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+cfg.TenantKey)
 		}
-		resp, err := client.Turn(ctx, req)
-		if err != nil {
+		var got actionOnly
+		req := &wireRequest{base: st.wire, conversation: conv, turnID: turnID}
+		if err := sl.conn.Invoke(ctx, slotdv1.SlotService_Turn_FullMethodName, req, &got, codec); err != nil {
 			return err
 		}
-		if resp.Action != st.Want {
-			return fmt.Errorf("%s step %d: slotd answered %s, want %s", d.Name, step+1, resp.Action, st.Want)
+		if got.action != st.Want {
+			return fmt.Errorf("%s step %d: slotd answered %s, want %s", d.Name, step+1, got.action, st.Want)
 		}
 		return nil
 	}

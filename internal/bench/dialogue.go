@@ -23,6 +23,7 @@ type Step struct {
 	Want slotdv1.Action
 
 	args *structpb.Struct // Args, built once and shared by every conversation
+	wire []byte           // the step's request but for its ids, encoded once
 }
 
 // Dialogue is a scripted conversation with one tool, and the steps that
@@ -37,6 +38,16 @@ type Dialogue struct {
 
 func yes() *bool { t := true; return &t }
 func no() *bool  { f := false; return &f }
+
+// request is step i's request but for the conversation and turn ids.
+func (d *Dialogue) request(i int) *slotdv1.TurnRequest {
+	st := d.Steps[i]
+	req := &slotdv1.TurnRequest{Tool: d.tool(i), Arguments: st.args, Locale: d.Locale, TimeZone: d.Zone}
+	if st.Confirm != nil {
+		req.Confirmation = &slotdv1.Confirmation{Accept: *st.Confirm}
+	}
+	return req
+}
 
 // tool is the contract step i is sent with.
 func (d *Dialogue) tool(i int) string {
@@ -123,14 +134,18 @@ func prepare(ds []Dialogue) error {
 	for i := range ds {
 		for j := range ds[i].Steps {
 			st := &ds[i].Steps[j]
-			if st.Args == nil {
-				continue
+			if st.Args != nil {
+				s, err := structpb.NewStruct(st.Args)
+				if err != nil {
+					return fmt.Errorf("dialogue %s step %d: %w", ds[i].Name, j+1, err)
+				}
+				st.args = s
 			}
-			s, err := structpb.NewStruct(st.Args)
+			wire, err := encodeStep(ds[i].request(j))
 			if err != nil {
 				return fmt.Errorf("dialogue %s step %d: %w", ds[i].Name, j+1, err)
 			}
-			st.args = s
+			st.wire = wire
 		}
 	}
 	return nil

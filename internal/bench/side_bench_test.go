@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -47,6 +49,8 @@ func BenchmarkSlotdSide(b *testing.B) {
 	b.ReportAllocs()
 	b.SetParallelism(16) // 32 conversations on two cores, as the bench drives
 	b.ResetTimer()
+	cpu0 := processCPU()
+	defer func() { b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/turn") }()
 	b.RunParallel(func(pb *testing.PB) {
 		w := worker.Add(1)
 		for n := 0; ; n++ {
@@ -63,4 +67,13 @@ func BenchmarkSlotdSide(b *testing.B) {
 			}
 		}
 	})
+}
+
+// processCPU is the processor time this process has spent.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
