@@ -16,8 +16,9 @@ var benchCommand = &command{
 	about: `Drives concurrent multi-turn conversations of the shipped contracts through
 a real gRPC client against slotd (one it starts in-process on a throwaway
 database, or the one at --addr), and in the same run does each turn's
-database work directly through pgx at the same concurrency. Prints turns/s,
-latency percentiles, errors and the ratio slotd/direct. Exits 1 when a
+database work directly through pgx at the same concurrency, in rounds that
+alternate which side goes first. Prints turns/s, latency percentiles, errors
+and the ratio slotd/direct, overall and per round. Exits 1 when a
 conversation went off script.`,
 	setup: func(fs *flags) runFunc {
 		var cfg bench.Config
@@ -30,13 +31,14 @@ conversation went off script.`,
 		fs.String(&cfg.Tenant, "tenant", "SLOTD_BENCH_TENANT", "", "the tenant --tenant-key stands for: the direct side writes as it")
 		fs.Int(&cfg.Conversations, "conversations", "SLOTD_BENCH_CONVERSATIONS", 32, "conversations at once, on each side")
 		fs.Int(&cfg.Rate, "rate", "SLOTD_BENCH_RATE", 0, "pace each side at this many turns/s in all; 0 runs as fast as the conversations go (saturation)")
-		fs.Duration(&cfg.Duration, "duration", "SLOTD_BENCH_DURATION", 10*time.Second, "measured time of each side")
-		fs.Int(&cfg.Turns, "turns", "SLOTD_BENCH_TURNS", 0, "measure this many turns on each side instead of a duration")
-		fs.Duration(&cfg.Warmup, "warmup", "SLOTD_BENCH_WARMUP", time.Second, "unmeasured time before each side")
+		fs.Duration(&cfg.Duration, "duration", "SLOTD_BENCH_DURATION", 10*time.Second, "measured time of each side, split over the rounds")
+		fs.Int(&cfg.Turns, "turns", "SLOTD_BENCH_TURNS", 0, "measure this many turns on each side instead of a duration, split over the rounds")
+		fs.Int(&cfg.Rounds, "rounds", "SLOTD_BENCH_ROUNDS", 0, "measure each side in this many rounds, alternating which goes first (slotd then direct, direct then slotd, ...) so that drift falls on both alike; 0: 3, or 1 with --conversation-turns")
+		fs.Duration(&cfg.Warmup, "warmup", "SLOTD_BENCH_WARMUP", time.Second, "unmeasured time before each side's first round")
 		fs.Int(&cfg.ConversationTurns, "conversation-turns", "SLOTD_BENCH_CONVERSATION_TURNS", 0, "play flight searches of this many turns each instead of the mix (a long conversation)")
 		fs.Int(&cfg.Preload, "preload", "SLOTD_BENCH_PRELOAD", 0, "insert this many finished sessions, with their history, before the run")
 		fs.Bool(&cfg.KeepDatabase, "keep-database", "SLOTD_BENCH_KEEP_DATABASE", false, "keep the throwaway database")
-		fs.String(&o.cpuProfile, "cpuprofile", "SLOTD_BENCH_CPUPROFILE", "", "write a CPU profile of this process during the slotd side's measurement (go tool pprof FILE)")
+		fs.String(&o.cpuProfile, "cpuprofile", "SLOTD_BENCH_CPUPROFILE", "", "write a CPU profile of this process during the slotd side's first measured round, the only one a profile can cover (go tool pprof FILE)")
 		fs.String(&o.serverLog, "server-log", "SLOTD_BENCH_SERVER_LOG", "", "write the in-process slotd's JSON log here (default: formatted and discarded)")
 		fs.Bool(&o.json, "json", "SLOTD_BENCH_JSON", false, "also print the results as one JSON line")
 		fs.Bool(&o.quiet, "q", "SLOTD_BENCH_QUIET", false, "do not say what the bench is doing")

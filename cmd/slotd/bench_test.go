@@ -20,19 +20,21 @@ type benchLine struct {
 		Errors      int64   `json:"errors"`
 		TurnsPerSec float64 `json:"turns_per_s"`
 		P99         float64 `json:"p99_ms"`
-		Updates     int64   `json:"session_updates"`
-		HOT         int64   `json:"session_hot_updates"`
-		HOTShare    float64 `json:"session_hot_share"`
 	} `json:"slotd_side"`
 	Direct struct {
 		Turns       int64   `json:"turns"`
 		Errors      int64   `json:"errors"`
 		TurnsPerSec float64 `json:"turns_per_s"`
-		Updates     int64   `json:"session_updates"`
-		HOT         int64   `json:"session_hot_updates"`
-		HOTShare    float64 `json:"session_hot_share"`
 	} `json:"direct_side"`
-	Ratio float64 `json:"ratio"`
+	Ratio  float64 `json:"ratio"`
+	Rounds []struct {
+		Slotd  float64 `json:"slotd_turns_per_s"`
+		Direct float64 `json:"direct_turns_per_s"`
+		Ratio  float64 `json:"ratio"`
+	} `json:"rounds"`
+	Updates  int64   `json:"session_updates"`
+	HOT      int64   `json:"session_hot_updates"`
+	HOTShare float64 `json:"session_hot_share"`
 }
 
 // runBench runs slotd bench and returns its output, its progress and its
@@ -55,7 +57,8 @@ func runBench(t *testing.T, args ...string) (string, string, benchLine) {
 func TestBenchInProcess(t *testing.T) {
 	t.Parallel()
 	out, _, got := runBench(t, "--duration", "400ms", "--warmup", "0", "--conversations", "3", "--preload", "40")
-	for _, want := range []string{"slotd (gRPC)", "direct (pgx)", "p99", "ratio slotd/direct", "CPU per turn", "HOT updates of sessions"} {
+	for _, want := range []string{"in 3 rounds, alternating", "slotd (gRPC)", "direct (pgx)", "p99", "ratio slotd/direct", "rounds: ",
+		"CPU per turn", "HOT updates of sessions", "both sides"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q:\n%s", want, out)
 		}
@@ -70,20 +73,21 @@ func TestBenchInProcess(t *testing.T) {
 	if got.Ratio <= 0 || got.Slotd.P99 <= 0 {
 		t.Errorf("ratio %v, p99 %v ms; want both positive", got.Ratio, got.Slotd.P99)
 	}
+	if len(got.Rounds) != 3 {
+		t.Errorf("%d rounds in the JSON, want the default 3", len(got.Rounds))
+	}
+	for i, r := range got.Rounds {
+		if r.Slotd <= 0 || r.Direct <= 0 || r.Ratio != r.Slotd/r.Direct {
+			t.Errorf("round %d: slotd %v turns/s, direct %v, ratio %v; want both rates and their ratio", i, r.Slotd, r.Direct, r.Ratio)
+		}
+	}
 	// Every turn after a conversation's first updates its session. The
 	// share is not held to a bound here (the pgstore tests do that): a
 	// short run on a busy machine is too small a sample.
-	for _, side := range []struct {
-		name         string
-		turns        int64
-		updates, hot int64
-		share        float64
-	}{{"slotd", got.Slotd.Turns, got.Slotd.Updates, got.Slotd.HOT, got.Slotd.HOTShare},
-		{"direct", got.Direct.Turns, got.Direct.Updates, got.Direct.HOT, got.Direct.HOTShare}} {
-		if side.updates < side.turns/3 || side.hot > side.updates || side.share != float64(side.hot)/float64(side.updates) {
-			t.Errorf("%s side: %d turns, %d session updates, %d HOT, share %v; want the updates counted, the HOT ones among them",
-				side.name, side.turns, side.updates, side.hot, side.share)
-		}
+	turns := got.Slotd.Turns + got.Direct.Turns
+	if got.Updates < turns/3 || got.HOT > got.Updates || got.HOTShare != float64(got.HOT)/float64(got.Updates) {
+		t.Errorf("%d turns, %d session updates, %d HOT, share %v; want the updates counted, the HOT ones among them",
+			turns, got.Updates, got.HOT, got.HOTShare)
 	}
 }
 
@@ -95,6 +99,9 @@ func TestBenchLongConversations(t *testing.T) {
 	out, progress, got := runBench(t, "--turns", "60", "--warmup", "0", "--conversations", "2", "--conversation-turns", "25")
 	if got.Slotd.Turns != 60 || got.Direct.Turns != 60 {
 		t.Errorf("turns slotd %d direct %d, want 60 each\n%s", got.Slotd.Turns, got.Direct.Turns, out)
+	}
+	if len(got.Rounds) != 1 || !strings.Contains(out, "in 1 round") {
+		t.Errorf("%d rounds; want long conversations whole, in one round\n%s", len(got.Rounds), out)
 	}
 	if !strings.Contains(out, "first vs last tenth") {
 		t.Errorf("a long conversation's table lacks the first/last tenth line:\n%s", out)

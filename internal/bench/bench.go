@@ -61,11 +61,20 @@ type Config struct {
 	// rather than at the machine's limit. A turn's latency is measured from
 	// its sending, never from its slot in the pace.
 	Rate int
-	// Duration bounds each side's measured run, unless Turns is set.
+	// Duration bounds each side's measured time, split evenly over the
+	// rounds, unless Turns is set.
 	Duration time.Duration
-	// Turns bounds each side's measured run by a number of turns.
+	// Turns bounds each side's measurement by a number of turns, split
+	// evenly over the rounds.
 	Turns int
-	// Warmup runs before each side's measurement and is not counted.
+	// Rounds is how many measured rounds each side runs, the order
+	// alternating (slotd then direct, direct then slotd, slotd then
+	// direct, ...) so that what drifts during a run, the tables growing
+	// and the neighbours' load, falls on both sides alike. 0 is 3, or 1
+	// with ConversationTurns: the first and last tenth of a long
+	// conversation need whole conversations.
+	Rounds int
+	// Warmup runs before each side's first round and is not counted.
 	Warmup time.Duration
 	// ConversationTurns > 0 replaces the mix with flight searches of this
 	// many turns each (a long conversation).
@@ -81,11 +90,14 @@ type Config struct {
 	// Progress receives what the bench is doing; nil is silent.
 	Progress io.Writer
 	// CPUProfile receives a CPU profile of this process during the slotd
-	// side's measurement (with an in-process slotd: slotd and its client).
+	// side's first measured round (with an in-process slotd: slotd and its
+	// client). Only the first: a process runs one profile at a time, and a
+	// profile cannot pause while the direct side runs.
 	CPUProfile io.Writer
 }
 
-// Side is one side's measurement.
+// Side is one side's measurement, its rounds summed: turns, errors and
+// time added, the latencies of all its turns together.
 type Side struct {
 	Turns       int64         `json:"turns"`
 	Errors      int64         `json:"errors"`
@@ -101,10 +113,6 @@ type Side struct {
 	// CPU is the processor time per turn.
 	CPU CPU `json:"-"`
 
-	// Updates counts the side's updates of session rows, warmup included,
-	// and how many of them were HOT (in place, writing no index).
-	Updates Updates `json:"-"`
-
 	// Early and Late are the median latencies of the first and the last
 	// tenth of a long conversation's turns.
 	Early, Late time.Duration `json:"-"`
@@ -119,6 +127,14 @@ type Report struct {
 	Direct   Side
 	// Ratio is slotd's rate over the direct rate.
 	Ratio float64
+	// Rounds are the rates of each round, in order.
+	Rounds []RoundResult
+	// Updates counts both sides' updates of session rows over the whole
+	// run, warmups included, and how many of them were HOT (in place,
+	// writing no index). Postgres hands in a connection's counts late, and
+	// all of them only when it ends: with both sides open all the run, the
+	// updates cannot be told apart by side.
+	Updates Updates
 	// RSS is slotd's resident memory at its peak (in-process: the whole
 	// bench process, client included); 0 when unknown.
 	RSS      int64
@@ -130,8 +146,23 @@ type Report struct {
 	PoolNote string
 }
 
-// Run runs the bench: the same dialogues against slotd, then as the same
-// database work done directly, at the same concurrency.
+// RoundResult is one round's rate of each side.
+type RoundResult struct {
+	SlotdTurnsPerSec, DirectTurnsPerSec float64
+}
+
+// Ratio is the round's slotd rate over its direct rate, 0 without a
+// direct rate.
+func (r RoundResult) Ratio() float64 {
+	if r.DirectTurnsPerSec <= 0 {
+		return 0
+	}
+	return r.SlotdTurnsPerSec / r.DirectTurnsPerSec
+}
+
+// Run runs the bench: the same dialogues against slotd and as the same
+// database work done directly, at the same concurrency, in rounds that
+// alternate which side goes first. Both sides stay open for the whole run.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -176,29 +207,30 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer direct.close()
 
 	runID := fmt.Sprintf("%x", time.Now().UnixNano())
-	fmt.Fprintf(progress, "slotd bench: %d conversations against slotd (%s)\n", cfg.Conversations, rep.Mode)
+	fmt.Fprintf(progress, "slotd bench: %d conversations on each side, slotd (%s) and direct pgx work, %d rounds\n",
+		cfg.Conversations, rep.Mode, cfg.Rounds)
 	rep.RSSWhat = "peak of slotd under load (its process_resident_memory_bytes)"
 	if sl.srv != nil {
 		rep.RSSWhat = "peak under load of the bench process: slotd and its client"
 	}
-	rssPeak := sampleRSS(ctx, sl.metricsURL)
+	slotd := &sideRun{name: "slotd", prefix: "bench-" + runID + "-slotd", turn: sl.turn(cfg),
+		meter: cpuMeter{pool: pool, metricsURL: cfg.MetricsURL}, profile: cfg.CPUProfile, rssURL: sl.metricsURL}
+	directRun := &sideRun{name: "direct", prefix: "bench-" + runID + "-direct", turn: direct.turn, meter: cpuMeter{pool: pool}}
 	upd := sessionUpdates(ctx, pool)
-	rep.Slotd = drive(ctx, cfg, dialogues, "bench-"+runID+"-slotd", sl.turn(cfg), cpuMeter{pool: pool, metricsURL: cfg.MetricsURL}, cfg.CPUProfile)
-	if rep.RSS = rssPeak(); rep.RSS == 0 {
+	rep.Rounds = measure(ctx, cfg, dialogues, slotd, directRun, checkpointer(pool, progress), progress)
+	if rep.RSS = slotd.rss; rep.RSS == 0 {
 		rep.RSSWhat = "unknown: give --metrics-url of the slotd at --addr"
 	}
+	// Postgres counts a connection's updates about once a second; a
+	// connection that ends counts them all.
+	sl.close()
+	direct.close()
 	if sl.srv != nil {
-		// Postgres counts a connection's updates about once a second; a
-		// connection that ends counts them all.
-		sl.close()
 		waitGone(ctx, pool, slotdAppName)
 	}
-	rep.Slotd.Updates, upd = sessionUpdates(ctx, pool).since(upd)
-	fmt.Fprintf(progress, "slotd bench: %d conversations of direct pgx work\n", cfg.Conversations)
-	rep.Direct = drive(ctx, cfg, dialogues, "bench-"+runID+"-direct", direct.turn, cpuMeter{pool: pool}, nil)
-	direct.close()
 	waitGone(ctx, pool, directAppName)
-	rep.Direct.Updates, _ = sessionUpdates(ctx, pool).since(upd)
+	rep.Updates = sessionUpdates(ctx, pool).since(upd)
+	rep.Slotd, rep.Direct = slotd.result(longest(dialogues)), directRun.result(longest(dialogues))
 	if rep.Direct.TurnsPerSec > 0 {
 		rep.Ratio = rep.Slotd.TurnsPerSec / rep.Direct.TurnsPerSec
 	}
@@ -214,9 +246,20 @@ func (cfg *Config) check() error {
 		return errors.New("bench: give a duration or a number of turns")
 	case cfg.DatabaseURL == "":
 		return errors.New("bench: a Postgres URL is needed (--database-url or SLOTD_DATABASE_URL): the direct side and an in-process slotd use it")
+	case cfg.Rounds < 0:
+		return errors.New("bench: the number of rounds cannot be negative")
 	}
 	if cfg.Contracts == "" {
 		cfg.Contracts = "./contracts"
+	}
+	if cfg.Rounds == 0 {
+		cfg.Rounds = 3
+		if cfg.ConversationTurns > 0 {
+			cfg.Rounds = 1
+		}
+	}
+	if cfg.Turns > 0 && cfg.Turns < cfg.Rounds {
+		return fmt.Errorf("bench: %d turns cannot be split over %d rounds", cfg.Turns, cfg.Rounds)
 	}
 	return nil
 }
@@ -361,29 +404,129 @@ type sample struct {
 	pos int32 // the turn's place in its dialogue, from 0
 }
 
-// drive runs cfg.Conversations workers, each playing dialogues one after
-// another in new conversations, first for the warmup and then measured.
-// With profile set, the measured run is CPU-profiled into it.
-func drive(ctx context.Context, cfg Config, ds []Dialogue, prefix string, turn turnFunc, meter cpuMeter, profile io.Writer) Side {
-	if cfg.Warmup > 0 {
-		run(ctx, cfg.Conversations, 0, cfg.Rate, time.Now().Add(cfg.Warmup), ds, prefix+"-warm", turn)
+// sideRun is one side of the bench over its rounds: how it plays a turn,
+// and what its rounds measured so far.
+type sideRun struct {
+	name    string
+	prefix  string // of its conversations' ids
+	turn    turnFunc
+	meter   cpuMeter
+	profile io.Writer // receives a CPU profile of the first measured round
+	rssURL  string    // a /metrics read for the peak RSS during the rounds
+
+	rounds   int
+	samples  []sample
+	errs     int64
+	firstErr string
+	elapsed  time.Duration
+	cpu      cpuSpan
+	rss      int64
+}
+
+// measure runs cfg.Rounds rounds of both sides, the first side alternating
+// (slotd, direct; direct, slotd; ...) so that drift cancels, and answers
+// each round's rates. Each side's time or turns are split evenly over the
+// rounds; checkpoint runs before each measured round.
+func measure(ctx context.Context, cfg Config, ds []Dialogue, slotd, direct *sideRun, checkpoint func(context.Context), progress io.Writer) []RoundResult {
+	var out []RoundResult
+	for r := range cfg.Rounds {
+		if ctx.Err() != nil {
+			break
+		}
+		limit := 0
+		if cfg.Turns > 0 {
+			limit = cfg.Turns / cfg.Rounds
+			if r < cfg.Turns%cfg.Rounds {
+				limit++
+			}
+		}
+		order := []*sideRun{slotd, direct}
+		if r%2 == 1 {
+			order = []*sideRun{direct, slotd}
+		}
+		var res RoundResult
+		for _, s := range order {
+			fmt.Fprintf(progress, "slotd bench: round %d of %d, %s side\n", r+1, cfg.Rounds, s.name)
+			rate := s.round(ctx, cfg, ds, limit, cfg.Duration/time.Duration(cfg.Rounds), checkpoint)
+			if s == slotd {
+				res.SlotdTurnsPerSec = rate
+			} else {
+				res.DirectTurnsPerSec = rate
+			}
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+// round runs the side's next measured round: cfg.Conversations workers,
+// each playing dialogues one after another in new conversations, for limit
+// turns or else for d. The side's first round comes after its warmup and,
+// with a profile, is CPU-profiled into it. checkpoint runs just before the
+// measurement. It answers the round's turns/s.
+func (s *sideRun) round(ctx context.Context, cfg Config, ds []Dialogue, limit int, d time.Duration, checkpoint func(context.Context)) float64 {
+	first := s.rounds == 0
+	prefix := fmt.Sprintf("%s-%d", s.prefix, s.rounds)
+	s.rounds++
+	if first && cfg.Warmup > 0 {
+		run(ctx, cfg.Conversations, 0, cfg.Rate, time.Now().Add(cfg.Warmup), ds, s.prefix+"-warm", s.turn)
+	}
+	checkpoint(ctx)
+	if s.rssURL != "" {
+		peak := sampleRSS(ctx, s.rssURL)
+		defer func() { s.rss = max(s.rss, peak()) }()
+	}
+	before := s.meter.sample(ctx)
+	profiling := false
+	if first && s.profile != nil {
+		profiling = pprof.StartCPUProfile(s.profile) == nil
 	}
 	var until time.Time
-	if cfg.Turns <= 0 {
-		until = time.Now().Add(cfg.Duration)
-	}
-	before := meter.sample(ctx)
-	if profile != nil {
-		if err := pprof.StartCPUProfile(profile); err == nil {
-			defer pprof.StopCPUProfile()
-		}
+	if limit <= 0 {
+		until = time.Now().Add(d)
 	}
 	start := time.Now()
-	samples, errs, firstErr := run(ctx, cfg.Conversations, cfg.Turns, cfg.Rate, until, ds, prefix, turn)
+	samples, errs, firstErr := run(ctx, cfg.Conversations, limit, cfg.Rate, until, ds, prefix, s.turn)
 	elapsed := time.Since(start)
-	side := summarize(samples, errs, firstErr, elapsed, longest(ds))
-	side.CPU = perTurn(before, meter.sample(ctx), side.Turns)
+	if profiling {
+		pprof.StopCPUProfile()
+	}
+	s.cpu.add(before, s.meter.sample(ctx))
+	s.samples = append(s.samples, samples...)
+	s.errs += errs
+	if s.firstErr == "" {
+		s.firstErr = firstErr
+	}
+	s.elapsed += elapsed
+	if elapsed <= 0 {
+		return 0
+	}
+	return float64(len(samples)) / elapsed.Seconds()
+}
+
+// result is the side's measurement over all its rounds.
+func (s *sideRun) result(steps int) Side {
+	side := summarize(s.samples, s.errs, s.firstErr, s.elapsed, steps)
+	side.CPU = s.cpu.perTurn(side.Turns)
 	return side
+}
+
+// checkpointer makes a checkpoint before each measured round: the writes
+// that follow one (each page's first change after it is written whole to
+// the WAL) then fall at the start of every round alike, and the next timed
+// checkpoint is minutes away rather than on one side by chance. Without
+// the right to (a superuser or a member of pg_checkpoint), it says so once.
+func checkpointer(pool *pgxpool.Pool, progress io.Writer) func(context.Context) {
+	refused := false
+	return func(ctx context.Context) {
+		if refused || ctx.Err() != nil {
+			return
+		}
+		if _, err := pool.Exec(ctx, "CHECKPOINT"); err != nil && ctx.Err() == nil {
+			refused = true
+			fmt.Fprintf(progress, "slotd bench: no checkpoint before the rounds (%v): one may fall in a round\n", err)
+		}
+	}
 }
 
 // pacer hands out the right to send a turn rate times a second (a token not

@@ -2,7 +2,11 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -201,5 +205,141 @@ func TestRunIsPaced(t *testing.T) {
 	unpaced, _, _ := run(context.Background(), 8, 0, 0, time.Now().Add(100*time.Millisecond), ds, "free", turn)
 	if len(unpaced) < 1000 {
 		t.Errorf("an unpaced run of no-op turns made only %d", len(unpaced))
+	}
+}
+
+// The rounds alternate which side goes first, each side warms up once,
+// before its first round, a checkpoint comes before every measured round,
+// and a side's turns, split over its rounds, add up to what was asked.
+func TestRoundsAlternate(t *testing.T) {
+	t.Parallel()
+	ds := Mix()
+	// A stretch is a run of turns of one side (or its warmup), or a
+	// checkpoint, in the order they happened.
+	type stretch struct {
+		what  string
+		turns int
+	}
+	var (
+		mu       sync.Mutex
+		log      []stretch
+		convs    = map[string]int{} // conversation → its stretch
+		reused   []string
+		happened = func(what string, conv string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if len(log) == 0 || log[len(log)-1].what != what {
+				log = append(log, stretch{what: what})
+			}
+			log[len(log)-1].turns++
+			if i, ok := convs[conv]; ok && i != len(log)-1 {
+				reused = append(reused, conv)
+			}
+			convs[conv] = len(log) - 1
+		}
+	)
+	side := func(name string) *sideRun {
+		return &sideRun{name: name, prefix: "rounds-" + name, turn: func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
+			what := name
+			if strings.Contains(conv, "-warm") {
+				what += " warmup"
+			}
+			happened(what, conv)
+			time.Sleep(100 * time.Microsecond)
+			return nil
+		}}
+	}
+	checkpoint := func(context.Context) {
+		mu.Lock()
+		defer mu.Unlock()
+		log = append(log, stretch{what: "checkpoint"})
+	}
+	cfg := Config{Conversations: 4, Turns: 100, Rounds: 3, Warmup: 10 * time.Millisecond}
+	slotd, direct := side("slotd"), side("direct")
+	rounds := measure(context.Background(), cfg, ds, slotd, direct, checkpoint, io.Discard)
+
+	var got []string
+	for _, x := range log {
+		if strings.HasSuffix(x.what, "warmup") || x.what == "checkpoint" {
+			got = append(got, x.what)
+		} else {
+			got = append(got, fmt.Sprintf("%s %d", x.what, x.turns))
+		}
+	}
+	want := []string{
+		"slotd warmup", "checkpoint", "slotd 34", "direct warmup", "checkpoint", "direct 34",
+		"checkpoint", "direct 33", "checkpoint", "slotd 33",
+		"checkpoint", "slotd 33", "checkpoint", "direct 33",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the rounds ran\n  %v\nwant\n  %v", got, want)
+	}
+	if len(reused) > 0 {
+		t.Errorf("conversations played in more than one round: %v", reused)
+	}
+	if len(rounds) != 3 {
+		t.Fatalf("%d round results, want 3", len(rounds))
+	}
+	for i, r := range rounds {
+		if r.SlotdTurnsPerSec <= 0 || r.DirectTurnsPerSec <= 0 || r.Ratio() <= 0 {
+			t.Errorf("round %d: slotd %v turns/s, direct %v, ratio %v; want all positive", i, r.SlotdTurnsPerSec, r.DirectTurnsPerSec, r.Ratio())
+		}
+	}
+	for _, s := range []*sideRun{slotd, direct} {
+		res := s.result(longest(ds))
+		if res.Turns != 100 || res.Errors != 0 {
+			t.Errorf("%s side: %d turns, %d errors; want the 100 of its three rounds, no errors", s.name, res.Turns, res.Errors)
+		}
+		if want := float64(res.Turns) / res.Elapsed.Seconds(); res.TurnsPerSec != want {
+			t.Errorf("%s side: %v turns/s, want its turns over its rounds' time, %v", s.name, res.TurnsPerSec, want)
+		}
+		if res.P50 <= 0 || res.Max < res.P99 {
+			t.Errorf("%s side: p50 %v, p99 %v, max %v; want the latencies of all its rounds", s.name, res.P50, res.P99, res.Max)
+		}
+	}
+}
+
+// A long conversation's first and last tenth need whole conversations: it
+// runs in one round unless told otherwise; the mix runs in three.
+func TestRoundsDefault(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		cfg  Config
+		want int
+	}{
+		{Config{Conversations: 1, Duration: time.Second, DatabaseURL: "postgres://x"}, 3},
+		{Config{Conversations: 1, Duration: time.Second, DatabaseURL: "postgres://x", ConversationTurns: 200}, 1},
+		{Config{Conversations: 1, Duration: time.Second, DatabaseURL: "postgres://x", ConversationTurns: 200, Rounds: 4}, 4},
+	} {
+		if err := c.cfg.check(); err != nil {
+			t.Fatal(err)
+		}
+		if c.cfg.Rounds != c.want {
+			t.Errorf("conversation turns %d: %d rounds, want %d", c.cfg.ConversationTurns, c.cfg.Rounds, c.want)
+		}
+	}
+	few := Config{Conversations: 1, Turns: 2, Rounds: 3, DatabaseURL: "postgres://x"}
+	if err := few.check(); err == nil {
+		t.Error("2 turns in 3 rounds: no error (a round of 0 turns would run without end)")
+	}
+}
+
+// A side's CPU per turn is the sum of its rounds' spans over its turns.
+func TestCPUSpanSums(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	at := func(self, pg, busy, total time.Duration) cpuSample {
+		return cpuSample{self: self, postgres: map[int]time.Duration{1: pg}, busy: busy, total: total}
+	}
+	var s cpuSpan
+	s.add(at(10*ms, 5*ms, 100*ms, 1000*ms), at(20*ms, 9*ms, 130*ms, 1100*ms))   // 10 self, 4 pg, 30 of 100 busy
+	s.add(at(50*ms, 20*ms, 500*ms, 2000*ms), at(80*ms, 26*ms, 560*ms, 2100*ms)) // 30 self, 6 pg, 60 of 100 busy
+	got := s.perTurn(10)
+	if got.Bench != 4*ms || got.Postgres != 1*ms || got.Slotd != 0 {
+		t.Errorf("per turn: bench %v, postgres %v, slotd %v; want 4ms, 1ms and 0 (unread)", got.Bench, got.Postgres, got.Slotd)
+	}
+	// Ours: 40 + 10 of 90 busy, of 200.
+	if want := 0.2; got.Others < want-1e-9 || got.Others > want+1e-9 {
+		t.Errorf("others %v, want %v", got.Others, want)
 	}
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// CPU is the processor time a side spent, divided by its turns: a measure
-// of cost that other work on the machine does not move, unlike turns/s and
-// latency. Each field is 0 when it could not be read.
+// CPU is the processor time a side spent in its rounds, divided by its
+// turns: a measure of cost that other work on the machine does not move,
+// unlike turns/s and latency. Each field is 0 when it could not be read.
 type CPU struct {
 	// Bench is this process: the gRPC client (and an in-process slotd) on
 	// the slotd side, pgx on the direct side.
@@ -27,8 +27,8 @@ type CPU struct {
 	// runs on this machine: read from /proc).
 	Postgres time.Duration `json:"-"`
 	// Others is the share of the machine's processors that other work
-	// took during the run (from /proc/stat): above a few percent, the
-	// run's rates and latencies are not to be trusted.
+	// took during the side's rounds (from /proc/stat): above a few
+	// percent, the run's rates and latencies are not to be trusted.
 	Others float64 `json:"-"`
 }
 
@@ -85,6 +85,9 @@ func machine() (busy, total time.Duration) {
 // backends reads the processor time of each Postgres backend connected to
 // this database (one thread each) from /proc/PID/schedstat, in nanoseconds.
 func (m cpuMeter) backends(ctx context.Context) map[int]time.Duration {
+	if m.pool == nil {
+		return nil
+	}
 	rows, err := m.pool.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'`)
 	if err != nil {
 		return nil
@@ -116,30 +119,65 @@ func (m cpuMeter) backends(ctx context.Context) map[int]time.Duration {
 	return out
 }
 
-// perTurn is the CPU spent between two samples per turn.
-func perTurn(a, b cpuSample, turns int64) CPU {
-	if turns <= 0 {
+// cpuSpan is the CPU spent between pairs of samples, summed over the
+// spans added: a side's measured rounds. A quantity that one span could not
+// read is unknown for the sum.
+type cpuSpan struct {
+	self, slotd, postgres time.Duration
+	busy, total           time.Duration // the whole machine
+	// ours is what the bench process, slotd and the backends spent: the
+	// machine's busy time less ours is other work.
+	ours                                   time.Duration
+	noSelf, noSlotd, noPostgres, noMachine bool
+	spans                                  int
+}
+
+// add adds the span from sample a to sample b.
+func (s *cpuSpan) add(a, b cpuSample) {
+	s.spans++
+	d := func(sum *time.Duration, unknown *bool, x, y time.Duration) {
+		if x <= 0 || y <= 0 || y < x {
+			*unknown = true
+			return
+		}
+		*sum += y - x
+	}
+	d(&s.self, &s.noSelf, a.self, b.self)
+	d(&s.slotd, &s.noSlotd, a.slotd, b.slotd)
+	if a.postgres == nil || b.postgres == nil {
+		s.noPostgres = true
+		return
+	}
+	// Per backend: a connection opened during the span counts from zero,
+	// one closed during it keeps what it spent before the end unseen.
+	var pg time.Duration
+	for pid, t := range b.postgres {
+		pg += t - a.postgres[pid]
+	}
+	s.postgres += pg
+	if b.total <= a.total || b.busy <= 0 {
+		s.noMachine = true
+		return
+	}
+	s.busy += b.busy - a.busy
+	s.total += b.total - a.total
+	s.ours += (b.self - a.self) + (b.slotd - a.slotd) + pg
+}
+
+// perTurn is the span's CPU per turn.
+func (s cpuSpan) perTurn(turns int64) CPU {
+	if turns <= 0 || s.spans == 0 {
 		return CPU{}
 	}
-	d := func(x, y time.Duration) time.Duration {
-		if x <= 0 || y <= 0 || y < x {
+	per := func(d time.Duration, unknown bool) time.Duration {
+		if unknown {
 			return 0
 		}
-		return (y - x) / time.Duration(turns)
+		return d / time.Duration(turns)
 	}
-	out := CPU{Bench: d(a.self, b.self), Slotd: d(a.slotd, b.slotd)}
-	if a.postgres != nil && b.postgres != nil {
-		// Per backend: a connection opened during the run counts from zero,
-		// one closed during it keeps what it spent before the end unseen.
-		var pg time.Duration
-		for pid, t := range b.postgres {
-			pg += t - a.postgres[pid]
-		}
-		out.Postgres = pg / time.Duration(turns)
-		if span := b.total - a.total; span > 0 && b.busy > 0 {
-			ours := (b.self - a.self) + (b.slotd - a.slotd) + pg
-			out.Others = max(0, float64(b.busy-a.busy-ours)/float64(span))
-		}
+	out := CPU{Bench: per(s.self, s.noSelf), Slotd: per(s.slotd, s.noSlotd), Postgres: per(s.postgres, s.noPostgres)}
+	if !s.noPostgres && !s.noMachine && s.total > 0 {
+		out.Others = max(0, float64(s.busy-s.ours)/float64(s.total))
 	}
 	return out
 }

@@ -25,13 +25,12 @@ func (u Updates) Share() float64 {
 	return float64(u.HOT) / float64(u.All)
 }
 
-// since is the updates between an earlier reading and this one, and this
-// reading as the start of the next span.
-func (u Updates) since(before Updates) (Updates, Updates) {
+// since is the updates between an earlier reading and this one.
+func (u Updates) since(before Updates) Updates {
 	if !u.Known || !before.Known {
-		return Updates{}, u
+		return Updates{}
 	}
-	return Updates{All: u.All - before.All, HOT: u.HOT - before.HOT, Known: true}, u
+	return Updates{All: u.All - before.All, HOT: u.HOT - before.HOT, Known: true}
 }
 
 // sessionUpdates reads Postgres's counts of the updates of sessions so far.

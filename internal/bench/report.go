@@ -16,6 +16,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if c.Turns > 0 {
 		run = fmt.Sprintf("%d turns per side", c.Turns)
 	}
+	if c.Rounds > 1 {
+		run += fmt.Sprintf(" in %d rounds, alternating", c.Rounds)
+	} else {
+		run += " in 1 round"
+	}
 	if c.Rate > 0 {
 		run += fmt.Sprintf(", paced at %d turns/s", c.Rate)
 	} else {
@@ -42,6 +47,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nratio slotd/direct: %.2f\n", r.Ratio)
+	if len(r.Rounds) > 1 {
+		fmt.Fprint(w, "rounds:")
+		for _, x := range r.Rounds {
+			fmt.Fprintf(w, " %.2f", x.Ratio())
+		}
+		fmt.Fprintln(w)
+	}
 	if c := r.Slotd.CPU; c.Bench > 0 || c.Postgres > 0 {
 		what := "bench process (client and slotd)"
 		if r.Mode != "in-process" {
@@ -57,12 +69,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "other work on the machine: %.0f%% of its CPU during the slotd side, %.0f%% during the direct side\n",
 			100*c.Others, 100*d.Others)
 	}
-	if u, d := r.Slotd.Updates, r.Direct.Updates; u.Known || d.Known {
+	if r.Updates.Known {
 		note := ""
 		if r.Mode != "in-process" {
 			note = " (slotd's connections stay open: its last second's updates may be missing)"
 		}
-		fmt.Fprintf(w, "HOT updates of sessions (no index written): slotd side %s, direct side %s%s\n", hot(u), hot(d), note)
+		fmt.Fprintf(w, "HOT updates of sessions (no index written): %s, both sides%s\n", hot(r.Updates), note)
 	}
 	if r.Slotd.Early > 0 {
 		fmt.Fprintf(w, "median turn, first vs last tenth of each conversation: slotd %s vs %s, direct %s vs %s\n",
@@ -115,10 +127,7 @@ type sideJSON struct {
 		Slotd    int64 `json:"slotd_us,omitempty"`
 		Postgres int64 `json:"postgres_us"`
 	} `json:"cpu_per_turn"`
-	Others         float64 `json:"other_load"`
-	SessionUpdates int64   `json:"session_updates"`
-	HOTUpdates     int64   `json:"session_hot_updates"`
-	HOTShare       float64 `json:"session_hot_share"`
+	Others float64 `json:"other_load"`
 }
 
 func sideOf(s Side) sideJSON {
@@ -127,30 +136,44 @@ func sideOf(s Side) sideJSON {
 		P50: f(s.P50), P95: f(s.P95), P99: f(s.P99), Max: f(s.Max), Early: f(s.Early), Late: f(s.Late), FirstError: s.FirstError}
 	out.CPU.Bench, out.CPU.Slotd, out.CPU.Postgres = s.CPU.Bench.Microseconds(), s.CPU.Slotd.Microseconds(), s.CPU.Postgres.Microseconds()
 	out.Others = s.CPU.Others
-	out.SessionUpdates, out.HOTUpdates, out.HOTShare = s.Updates.All, s.Updates.HOT, s.Updates.Share()
 	return out
+}
+
+type roundJSON struct {
+	Slotd  float64 `json:"slotd_turns_per_s"`
+	Direct float64 `json:"direct_turns_per_s"`
+	Ratio  float64 `json:"ratio"`
 }
 
 // WriteJSON prints the report as one JSON line for machines.
 func (r *Report) WriteJSON(w io.Writer) error {
+	rounds := []roundJSON{}
+	for _, x := range r.Rounds {
+		rounds = append(rounds, roundJSON{Slotd: x.SlotdTurnsPerSec, Direct: x.DirectTurnsPerSec, Ratio: x.Ratio()})
+	}
 	return json.NewEncoder(w).Encode(struct {
-		Conversations     int      `json:"conversations"`
-		DurationSeconds   float64  `json:"duration_s,omitempty"`
-		Turns             int      `json:"turns,omitempty"`
-		ConversationTurns int      `json:"conversation_turns,omitempty"`
-		Preload           int      `json:"preload"`
-		Sessions          int64    `json:"sessions_at_start"`
-		Mode              string   `json:"slotd"`
-		PoolMaxConns      int32    `json:"pool_max_conns"`
-		Dialogues         []string `json:"dialogues"`
-		Slotd             sideJSON `json:"slotd_side"`
-		Direct            sideJSON `json:"direct_side"`
-		Ratio             float64  `json:"ratio"`
-		RSSBytes          int64    `json:"rss_bytes,omitempty"`
+		Conversations     int         `json:"conversations"`
+		DurationSeconds   float64     `json:"duration_s,omitempty"`
+		Turns             int         `json:"turns,omitempty"`
+		ConversationTurns int         `json:"conversation_turns,omitempty"`
+		Preload           int         `json:"preload"`
+		Sessions          int64       `json:"sessions_at_start"`
+		Mode              string      `json:"slotd"`
+		PoolMaxConns      int32       `json:"pool_max_conns"`
+		Dialogues         []string    `json:"dialogues"`
+		Slotd             sideJSON    `json:"slotd_side"`
+		Direct            sideJSON    `json:"direct_side"`
+		Ratio             float64     `json:"ratio"`
+		Rounds            []roundJSON `json:"rounds"`
+		SessionUpdates    int64       `json:"session_updates"`
+		HOTUpdates        int64       `json:"session_hot_updates"`
+		HOTShare          float64     `json:"session_hot_share"`
+		RSSBytes          int64       `json:"rss_bytes,omitempty"`
 	}{
 		Conversations: r.Config.Conversations, DurationSeconds: r.Config.Duration.Seconds(), Turns: r.Config.Turns,
 		ConversationTurns: r.Config.ConversationTurns, Preload: r.Config.Preload, Sessions: r.Sessions, Mode: r.Mode,
 		PoolMaxConns: r.PoolMax, Dialogues: r.Dialogue, Slotd: sideOf(r.Slotd), Direct: sideOf(r.Direct),
-		Ratio: r.Ratio, RSSBytes: r.RSS,
+		Ratio: r.Ratio, Rounds: rounds, SessionUpdates: r.Updates.All, HOTUpdates: r.Updates.HOT,
+		HOTShare: r.Updates.Share(), RSSBytes: r.RSS,
 	})
 }
