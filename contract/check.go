@@ -68,6 +68,20 @@ func (c *Contract) CheckIn(slots map[string]any, locale string) Report {
 	for k, v := range slots {
 		inst[k] = validationForm(c.byName[k], v)
 	}
+	if c.fast != nil {
+		if missing, sure := c.fast.check(inst); sure {
+			if len(missing) == 0 {
+				return Report{}
+			}
+			return Report{Missing: c.InOrder(missing), Violations: []problem.FieldError{}, c: c}
+		}
+	}
+	return c.checkLibrary(inst, slots, locale)
+}
+
+// checkLibrary is the library's verdict on inst, the slots in their
+// validation form.
+func (c *Contract) checkLibrary(inst, slots map[string]any, locale string) Report {
 	err := c.schema.Validate(inst)
 	if err == nil {
 		return Report{}

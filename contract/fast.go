@@ -1,0 +1,315 @@
+package contract
+
+import (
+	"encoding/json"
+	"math/big"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// A turn checks its slots against the contract's schema twice: each new
+// value against its property's schema, and the whole object against the
+// whole schema. Most of the time the answer is "valid" or "valid but for
+// these missing slots", and the library, which builds an error tree and
+// converts every number to a fraction to say so, spent a tenth of a turn's
+// processor time on it. The fast path below gives those two answers from
+// the compiled schema's own keywords, with the library's own pattern and
+// format checkers; whenever it sees a violation, or a schema uses a
+// keyword it does not know, it answers "not sure" and the library decides
+// and words the verdict as before. So the library stays the authority, and
+// the fast path only ever says what the library would (the differential
+// test holds them to the same verdicts).
+
+// fastProp is a property's schema made of keywords the fast path knows;
+// nil when it uses another.
+type fastProp struct {
+	anyType                               bool // no type keyword
+	isString, isNumber, isInteger, isBool bool
+	strings                               []string // enum, all strings; nil when there is no enum
+	constant                              *string  // const, a string
+	minLength, maxLength                  *int
+	pattern                               jsonschema.Regexp
+	format                                *jsonschema.Format
+	min, max, exMin, exMax                *big.Rat
+	multipleOf                            *big.Rat
+}
+
+// fastObject is the whole schema: an object of known properties, the
+// required ones, and conditionals of the form "if P is C then Q is
+// required"; nil when the schema uses another keyword.
+type fastObject struct {
+	props      map[string]*fastProp
+	required   []string
+	closed     bool // additionalProperties: false
+	conditions []fastCondition
+}
+
+type fastCondition struct {
+	prop     string
+	value    string
+	required []string
+}
+
+// annotationOnly reports a schema whose keywords are only the ones that
+// constrain nothing.
+func annotationOnly(s *jsonschema.Schema) bool {
+	return s.Bool == nil && s.Ref == nil && s.RecursiveRef == nil && s.DynamicRef == nil &&
+		(s.Types == nil || s.Types.IsEmpty()) && s.Enum == nil && s.Const == nil && s.Not == nil &&
+		s.AllOf == nil && s.AnyOf == nil && s.OneOf == nil && s.If == nil && s.Then == nil && s.Else == nil &&
+		s.Format == nil && s.MaxProperties == nil && s.MinProperties == nil && s.Required == nil &&
+		s.PropertyNames == nil && s.Properties == nil && s.PatternProperties == nil &&
+		s.AdditionalProperties == nil && s.Dependencies == nil && s.DependentRequired == nil &&
+		s.DependentSchemas == nil && s.UnevaluatedProperties == nil && s.MinItems == nil && s.MaxItems == nil &&
+		!s.UniqueItems && s.Contains == nil && s.MinContains == nil && s.MaxContains == nil && s.Items == nil &&
+		s.AdditionalItems == nil && s.PrefixItems == nil && s.Items2020 == nil && s.UnevaluatedItems == nil &&
+		s.MinLength == nil && s.MaxLength == nil && s.Pattern == nil && s.ContentEncoding == nil &&
+		s.ContentMediaType == nil && s.ContentSchema == nil && s.Maximum == nil && s.Minimum == nil &&
+		s.ExclusiveMaximum == nil && s.ExclusiveMinimum == nil && s.MultipleOf == nil && s.Extensions == nil
+}
+
+// compileFastProp is the fast form of a property's schema, or nil.
+func compileFastProp(s *jsonschema.Schema) *fastProp {
+	if s == nil {
+		return nil
+	}
+	p := &fastProp{minLength: s.MinLength, maxLength: s.MaxLength, pattern: s.Pattern, format: s.Format,
+		min: s.Minimum, max: s.Maximum, exMin: s.ExclusiveMinimum, exMax: s.ExclusiveMaximum, multipleOf: s.MultipleOf}
+	p.anyType = s.Types == nil || s.Types.IsEmpty()
+	if !p.anyType {
+		for _, t := range s.Types.ToStrings() {
+			switch t {
+			case "string":
+				p.isString = true
+			case "number":
+				p.isNumber = true
+			case "integer":
+				p.isInteger = true
+			case "boolean":
+				p.isBool = true
+			}
+		}
+	}
+	if s.Enum != nil {
+		p.strings = make([]string, 0, len(s.Enum.Values))
+		for _, v := range s.Enum.Values {
+			str, ok := v.(string)
+			if !ok {
+				return nil
+			}
+			p.strings = append(p.strings, str)
+		}
+	}
+	if s.Const != nil {
+		str, ok := (*s.Const).(string)
+		if !ok {
+			return nil
+		}
+		p.constant = &str
+	}
+	if s.Format != nil && s.Format.Name == "regex" {
+		return nil // the library checks it with its regexp engine, not Validate
+	}
+	// What is left must constrain nothing.
+	rest := *s
+	rest.Types, rest.Enum, rest.Const, rest.MinLength, rest.MaxLength, rest.Pattern, rest.Format = nil, nil, nil, nil, nil, nil, nil
+	rest.Minimum, rest.Maximum, rest.ExclusiveMinimum, rest.ExclusiveMaximum, rest.MultipleOf = nil, nil, nil, nil, nil
+	if !annotationOnly(&rest) {
+		return nil
+	}
+	return p
+}
+
+// compileFast is the fast form of a contract's whole schema, or nil.
+func compileFast(s *jsonschema.Schema) *fastObject {
+	if s == nil {
+		return nil
+	}
+	if s.Types != nil && !s.Types.IsEmpty() {
+		if ts := s.Types.ToStrings(); len(ts) != 1 || ts[0] != "object" {
+			return nil
+		}
+	}
+	f := &fastObject{props: make(map[string]*fastProp, len(s.Properties)), required: s.Required}
+	for name, ps := range s.Properties {
+		p := compileFastProp(ps)
+		if p == nil {
+			return nil
+		}
+		f.props[name] = p
+	}
+	switch a := s.AdditionalProperties.(type) {
+	case nil:
+	case bool:
+		f.closed = !a
+	default:
+		return nil
+	}
+	for _, sub := range s.AllOf {
+		c, ok := compileFastCondition(sub)
+		if !ok {
+			return nil
+		}
+		f.conditions = append(f.conditions, c)
+	}
+	rest := *s
+	rest.Types, rest.Properties, rest.Required, rest.AdditionalProperties, rest.AllOf = nil, nil, nil, nil, nil
+	if !annotationOnly(&rest) {
+		return nil
+	}
+	return f
+}
+
+// compileFastCondition reads {"if": {"properties": {P: {"const": C}},
+// "required": [P]}, "then": {"required": [...]}}.
+func compileFastCondition(s *jsonschema.Schema) (fastCondition, bool) {
+	if s == nil || s.If == nil || s.Then == nil || s.Else != nil {
+		return fastCondition{}, false
+	}
+	rest := *s
+	rest.If, rest.Then = nil, nil
+	if !annotationOnly(&rest) {
+		return fastCondition{}, false
+	}
+	cond, then := s.If, s.Then
+	if len(cond.Properties) != 1 || len(cond.Required) != 1 {
+		return fastCondition{}, false
+	}
+	prop := cond.Required[0]
+	ps := cond.Properties[prop]
+	if ps == nil || ps.Const == nil {
+		return fastCondition{}, false
+	}
+	value, ok := (*ps.Const).(string)
+	if !ok {
+		return fastCondition{}, false
+	}
+	constOnly := *ps
+	constOnly.Const = nil
+	ifRest := *cond
+	ifRest.Properties, ifRest.Required = nil, nil
+	thenRest := *then
+	thenRest.Required = nil
+	if !annotationOnly(&constOnly) || !annotationOnly(&ifRest) || !annotationOnly(&thenRest) {
+		return fastCondition{}, false
+	}
+	return fastCondition{prop: prop, value: value, required: then.Required}, true
+}
+
+// valid reports a value the schema surely accepts; false is "not sure".
+// Values come in their validation form: strings, json.Number, booleans.
+func (p *fastProp) valid(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return p.validString(x)
+	case json.Number:
+		return p.validNumber(x)
+	case bool:
+		return (p.anyType || p.isBool) && p.strings == nil && p.constant == nil
+	}
+	return false
+}
+
+func (p *fastProp) validString(s string) bool {
+	if !p.anyType && !p.isString {
+		return false
+	}
+	if p.constant != nil && s != *p.constant {
+		return false
+	}
+	if p.strings != nil && !containsString(p.strings, s) {
+		return false
+	}
+	if p.format != nil && p.format.Validate(s) != nil {
+		return false
+	}
+	if p.minLength != nil || p.maxLength != nil {
+		n := utf8.RuneCountInString(s)
+		if p.minLength != nil && n < *p.minLength || p.maxLength != nil && n > *p.maxLength {
+			return false
+		}
+	}
+	return p.pattern == nil || p.pattern.MatchString(s)
+}
+
+func (p *fastProp) validNumber(n json.Number) bool {
+	if p.strings != nil || p.constant != nil {
+		return false
+	}
+	if !p.anyType && !p.isNumber && !(p.isInteger && plainInteger(string(n))) {
+		return false
+	}
+	if p.min == nil && p.max == nil && p.exMin == nil && p.exMax == nil && p.multipleOf == nil {
+		return true
+	}
+	r, ok := new(big.Rat).SetString(string(n))
+	if !ok {
+		return false
+	}
+	switch {
+	case p.min != nil && r.Cmp(p.min) < 0, p.max != nil && r.Cmp(p.max) > 0,
+		p.exMin != nil && r.Cmp(p.exMin) <= 0, p.exMax != nil && r.Cmp(p.exMax) >= 0:
+		return false
+	case p.multipleOf != nil:
+		return new(big.Rat).Quo(r, p.multipleOf).IsInt()
+	}
+	return true
+}
+
+// plainInteger reports digits with an optional sign: an integer to any
+// reading of JSON Schema's "integer".
+func plainInteger(s string) bool {
+	if s != "" && s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// check answers the slots missing from an object that is otherwise surely
+// valid, and sure; not sure when any value may violate the schema.
+func (f *fastObject) check(inst map[string]any) (missing []string, sure bool) {
+	for k, v := range inst {
+		p := f.props[k]
+		if p == nil {
+			if f.closed {
+				return nil, false
+			}
+			continue
+		}
+		if !p.valid(v) {
+			return nil, false
+		}
+	}
+	for _, r := range f.required {
+		if _, ok := inst[r]; !ok {
+			missing = append(missing, r)
+		}
+	}
+	for _, c := range f.conditions {
+		if v, ok := inst[c.prop]; ok && v == any(c.value) {
+			for _, r := range c.required {
+				if _, ok := inst[r]; !ok {
+					missing = append(missing, r)
+				}
+			}
+		}
+	}
+	return missing, true
+}

@@ -1,0 +1,243 @@
+package contract
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/slotd/slotd/problem"
+)
+
+// fastSchemas are schemas that stretch the fast path: every keyword it
+// knows, in the combinations contracts write, beside the shipped contracts.
+var fastSchemas = map[string]string{
+	"test.keywords": `{
+		"type": "object",
+		"properties": {
+			"code":   {"type": "string", "pattern": "^[A-Z]{3}$", "description": "an IATA code"},
+			"name":   {"type": "string", "minLength": 2, "maxLength": 5},
+			"kind":   {"type": "string", "enum": ["a", "b", "ç"]},
+			"fixed":  {"type": "string", "const": "yes"},
+			"count":  {"type": "integer", "minimum": 1, "maximum": 9},
+			"step":   {"type": "number", "multipleOf": 0.5, "exclusiveMaximum": 10},
+			"rate":   {"type": "number", "exclusiveMinimum": 0, "maximum": 100},
+			"when":   {"type": "string", "format": "date"},
+			"at":     {"type": "string", "format": "date-time"},
+			"mail":   {"type": "string", "format": "email"},
+			"flag":   {"type": "boolean"},
+			"free":   {"description": "anything"}
+		},
+		"required": ["code", "count", "flag"],
+		"allOf": [
+			{"if": {"properties": {"kind": {"const": "a"}}, "required": ["kind"]}, "then": {"required": ["name", "when"]}},
+			{"if": {"properties": {"code": {"const": "MAD"}}, "required": ["code"]}, "then": {"required": ["rate"]}}
+		],
+		"additionalProperties": false
+	}`,
+	"test.open": `{
+		"type": "object",
+		"properties": {"a": {"type": "string", "maxLength": 3}, "n": {"type": "integer"}},
+		"required": ["a"]
+	}`,
+}
+
+// fastValues are the values a slot may hold in a test: right and wrong for
+// every keyword above, in the forms Check receives them.
+var fastValues = []any{
+	"MAD", "KBP", "mad", "MADR", "", "ab", "abcde", "abcdef", "ÿÿ", "a", "b", "ç", "c", "yes", "no",
+	"2026-08-22", "2026-02-30", "2026-8-22", "22.08.2026", "2026-08-22T10:00:00Z", "2026-08-22 10:00",
+	"a@b.example", "not an email", "4417", "12", "duplicate", "fraud", "op-20260822-0117",
+	float64(0), float64(1), float64(9), float64(10), float64(1.5), float64(9.5), float64(-3), float64(100), float64(100.01),
+	float64(1200.5), float64(1e7), float64(1e7 + 1), json.Number("5"), json.Number("5.0"), json.Number("-1"),
+	json.Number("1e2"), true, false, nil, []any{"x"}, map[string]any{"k": "v"},
+}
+
+// parseNamed parses a test schema, naming it in x-slotd as contracts must.
+func parseNamed(t *testing.T, name, src string) *Contract {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(src), &doc); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	doc["x-slotd"] = map[string]any{"name": name}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse(name, b)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return c
+}
+
+func loadFastContracts(t *testing.T) []*Contract {
+	t.Helper()
+	var out []*Contract
+	for name, src := range fastSchemas {
+		out = append(out, parseNamed(t, name, src))
+	}
+	files, err := filepath.Glob("../contracts/*.json")
+	more, _ := filepath.Glob("testdata/contracts/*.json")
+	files = append(files, more...)
+	if err != nil || len(files) < 4 {
+		t.Fatalf("no shipped contracts: %v", err)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Parse(strings.TrimSuffix(filepath.Base(f), ".json"), src)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestFastPathIsUsed: the shipped contracts and the test schemas compile
+// to the fast path, property by property; a regression to the library
+// alone shows here before it shows in the bench.
+func TestFastPathIsUsed(t *testing.T) {
+	for _, c := range loadFastContracts(t) {
+		if c.Name == "dining.book_table" {
+			continue // dependentRequired and not: the library's alone
+		}
+		if c.fast == nil {
+			t.Errorf("%s: the whole schema has no fast path", c.Name)
+		}
+		for _, p := range c.Properties {
+			if p.fast == nil {
+				t.Errorf("%s: property %s has no fast path", c.Name, p.Name)
+			}
+		}
+	}
+}
+
+// TestFastPathAgreesWithTheLibrary holds the fast path to the library's
+// verdicts on random objects of right, wrong and missing values: whenever
+// it answers, the report is the one the library gives; and it answers
+// often enough to matter.
+func TestFastPathAgreesWithTheLibrary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 2026))
+	for _, c := range loadFastContracts(t) {
+		names := c.propertyNames()
+		names = append(names, "unknown_slot")
+		sure, valid, missing := 0, 0, 0
+		const n = 6000
+		for range n {
+			slots := map[string]any{}
+			for _, name := range names {
+				switch rng.IntN(10) {
+				case 0, 1: // absent
+				case 2: // any value, most of them wrong here
+					slots[name] = fastValues[rng.IntN(len(fastValues))]
+				default: // a value normalizing would have let through
+					if p := c.byName[name]; p != nil && p.fast != nil {
+						if v := validValue(p, rng); v != nil {
+							slots[name] = v
+						}
+					}
+				}
+			}
+			inst := make(map[string]any, len(slots))
+			for k, v := range slots {
+				inst[k] = validationForm(c.byName[k], v)
+			}
+			got := c.CheckIn(slots, "ru")
+			want := c.checkLibrary(inst, slots, "ru")
+			if !reflect.DeepEqual(got.Missing, want.Missing) || !reflect.DeepEqual(byPointer(got.Violations), byPointer(want.Violations)) {
+				t.Fatalf("%s %v: fast path %+v, library %+v", c.Name, slots, got, want)
+			}
+			if c.fast != nil {
+				if _, ok := c.fast.check(inst); ok {
+					sure++
+					if got.Valid() {
+						valid++
+					} else {
+						missing++
+					}
+				}
+			}
+			for k, v := range inst {
+				p := c.byName[k]
+				if p == nil || p.fast == nil || !p.fast.valid(v) {
+					continue
+				}
+				if err := p.schema.Validate(v); err != nil {
+					t.Fatalf("%s.%s = %#v: the fast path accepts, the library says %v", c.Name, k, v, err)
+				}
+			}
+		}
+		if c.fast != nil && (sure < n/20 || valid == 0 || missing == 0 && len(c.Required) > 0) {
+			t.Errorf("%s: the fast path answered %d of %d objects (%d valid, %d missing slots): too few to hold it to anything", c.Name, sure, n, valid, missing)
+		}
+	}
+}
+
+// byPointer orders violations by the slot they name: the library reports
+// an object's properties in map order.
+func byPointer(v []problem.FieldError) []problem.FieldError {
+	out := slices.Clone(v)
+	slices.SortStableFunc(out, func(a, b problem.FieldError) int { return strings.Compare(a.Pointer, b.Pointer) })
+	return out
+}
+
+// validValue picks a value likely to pass property p, so that random
+// objects are often wholly valid.
+func validValue(p *Property, rng *rand.Rand) any {
+	var fits []any
+	for _, v := range fastValues {
+		if p.fast.valid(validationForm(p, v)) {
+			fits = append(fits, v)
+		}
+	}
+	if len(p.Enum) > 0 {
+		fits = append(fits, p.Enum[rng.IntN(len(p.Enum))])
+	}
+	if len(fits) == 0 {
+		return nil
+	}
+	return fits[rng.IntN(len(fits))]
+}
+
+// TestFastPathDeclinesWhatItDoesNotKnow: a schema with any keyword outside
+// the fast path's set is checked by the library alone, and still right.
+func TestFastPathDeclinesWhatItDoesNotKnow(t *testing.T) {
+	for name, src := range map[string]string{
+		"anyOf":             `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"anyOf":[{"required":["a"]},{"required":["b"]}]}`,
+		"dependentRequired": `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"dependentRequired":{"a":["b"]}}`,
+		"numberEnum":        `{"type":"object","properties":{"a":{"type":"integer","enum":[1,2]}},"required":["a"]}`,
+		"ifElse":            `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"allOf":[{"if":{"properties":{"a":{"const":"x"}},"required":["a"]},"then":{"required":["b"]},"else":{"required":["a"]}}]}`,
+		"nestedObject":      `{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string"}}}}}`,
+		"additionalSchema":  `{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":{"type":"string"}}`,
+		"minProperties":     `{"type":"object","properties":{"a":{"type":"string"}},"minProperties":1}`,
+	} {
+		c := parseNamed(t, "test."+strings.ToLower(name), src)
+		if c.fast != nil {
+			t.Errorf("%s: the fast path took a schema it does not know", name)
+		}
+		r := c.Check(map[string]any{})
+		switch name {
+		case "anyOf":
+			if !slices.Equal(r.Missing, []string{"a"}) {
+				t.Errorf("%s: missing %v, want [a]", name, r.Missing)
+			}
+		case "minProperties":
+			if r.Valid() {
+				t.Errorf("%s: an empty object passed minProperties 1", name)
+			}
+		}
+	}
+	c := parseNamed(t, "test.numberenum2", `{"type":"object","properties":{"a":{"type":"integer","enum":[1,2]}}}`)
+	if c.byName["a"].fast != nil {
+		t.Error("a property with an enum of numbers has a fast path")
+	}
+}
