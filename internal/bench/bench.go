@@ -319,7 +319,10 @@ func openSlotd(ctx context.Context, cfg Config, dbURL string) (*slotdSide, error
 		addr = sl.srv.Addr()
 		sl.metricsURL = "http://" + sl.srv.MetricsAddr() + "/metrics"
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// Static flow-control windows, as slotd's own: no bandwidth probing
+	// with pings beside every round of turns.
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStaticStreamWindowSize(64<<10), grpc.WithStaticConnWindowSize(1<<20))
 	if err != nil {
 		sl.stop()
 		return nil, fmt.Errorf("bench: slotd address %q: %w", addr, err)

@@ -32,7 +32,8 @@ func BenchmarkSlotdSide(b *testing.B) {
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
 	b.Cleanup(func() { cancel(); <-done })
-	conn, err := grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStaticStreamWindowSize(64<<10), grpc.WithStaticConnWindowSize(1<<20))
 	if err != nil {
 		b.Fatal(err)
 	}

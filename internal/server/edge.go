@@ -40,6 +40,11 @@ const (
 	// minPingInterval is the least time between a client's pings; one that
 	// pings more often is disconnected.
 	minPingInterval = 10 * time.Second
+	// streamWindow and connWindow are the HTTP/2 flow-control windows: what
+	// a client may send on a stream, and on the whole connection, before
+	// slotd has read it.
+	streamWindow = 64 << 10
+	connWindow   = 1 << 20
 )
 
 // transportOptions bound the gRPC transport: streams per connection,
@@ -51,6 +56,12 @@ func transportOptions() []grpc.ServerOption {
 		grpc.ConnectionTimeout(handshakeTimeout),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: maxIdle, Time: pingEvery, Timeout: pingTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: minPingInterval, PermitWithoutStream: true}),
+		// Static flow-control windows: grpc-go otherwise estimates each
+		// connection's bandwidth-delay product with a ping on every round
+		// of data, and may grow a connection's window to 16 MiB. Turns are
+		// a few KiB; requests are at most 2 MiB.
+		grpc.StaticStreamWindowSize(streamWindow),
+		grpc.StaticConnWindowSize(connWindow),
 	}
 }
 
