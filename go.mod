@@ -3,6 +3,7 @@ module github.com/slotd/slotd
 go 1.26.0
 
 require (
+	github.com/goccy/go-json v0.12.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/google/uuid v1.6.0
 	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.1
