@@ -144,13 +144,20 @@ func (o *observer) logTurn(ctx context.Context, r api.TurnReport, t metrics.Turn
 		return
 	}
 	in := r.Request
+	conversation, turn := in.ConversationID, in.TurnID
+	if r.Result == nil {
+		// A refused call's ids may hold anything. A turn with a result
+		// passed the engine's checks, which refuse ids over 256 bytes or
+		// holding a card number: masking would find nothing to mask.
+		conversation, turn = redact.LoggedID(conversation), redact.LoggedID(turn)
+	}
 	attrs := make([]slog.Attr, 0, 16)
 	attrs = append(attrs,
 		slog.String("request_id", api.RequestID(ctx)),
 		slog.String("tenant", in.Tenant),
 		slog.String("tool", o.m.Tool(in.Tool)),
-		slog.String("conversation_id", redact.LoggedID(in.ConversationID)),
-		slog.String("turn_id", redact.LoggedID(in.TurnID)),
+		slog.String("conversation_id", conversation),
+		slog.String("turn_id", turn),
 		slog.String("action", t.Action),
 		slog.String("code", r.Code.String()),
 		slog.Float64("latency_ms", float64(t.Duration.Microseconds())/1000),
