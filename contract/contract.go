@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -331,7 +332,10 @@ func (c *Contract) compile(src []byte, output json.RawMessage) error {
 		}
 	}
 	for _, p := range c.Properties {
-		if p.schema, err = comp.Compile(url + "#/properties/" + jsontree.Escape(p.Name)); err != nil {
+		// The pointer travels in a URL's fragment, which the library
+		// percent-decodes: a name with a % (or a space, #, ?) is escaped
+		// again, or "p%41" would compile "pA"'s schema.
+		if p.schema, err = comp.Compile(url + "#/properties/" + neturl.PathEscape(jsontree.Escape(p.Name))); err != nil {
 			return fmt.Errorf("property %s: %w", p.Name, err)
 		}
 		p.fast = compileFastProp(p.schema)

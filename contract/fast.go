@@ -73,6 +73,12 @@ func compileFastProp(s *jsonschema.Schema) *fastProp {
 	if s == nil {
 		return nil
 	}
+	if s.Bool != nil {
+		if *s.Bool {
+			return &fastProp{anyType: true} // true, or {}: every value
+		}
+		return nil
+	}
 	p := &fastProp{minLength: s.MinLength, maxLength: s.MaxLength, pattern: s.Pattern, format: s.Format,
 		min: s.Minimum, max: s.Maximum, exMin: s.ExclusiveMinimum, exMax: s.ExclusiveMaximum, multipleOf: s.MultipleOf}
 	p.anyType = s.Types == nil || s.Types.IsEmpty()

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -30,7 +31,8 @@ var fastSchemas = map[string]string{
 			"at":     {"type": "string", "format": "date-time"},
 			"mail":   {"type": "string", "format": "email"},
 			"flag":   {"type": "boolean"},
-			"free":   {"description": "anything"}
+			"free":   {"description": "anything"},
+			"empty":  {}
 		},
 		"required": ["code", "count", "flag"],
 		"allOf": [
@@ -158,6 +160,10 @@ func TestFastPathAgreesWithTheLibrary(t *testing.T) {
 			}
 			if c.fast != nil {
 				if _, ok := c.fast.check(inst); ok {
+					// The fast path's report is the library's, field by field.
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("%s %v: fast path %#v, library %#v", c.Name, slots, got, want)
+					}
 					sure++
 					if got.Valid() {
 						valid++
@@ -239,5 +245,37 @@ func TestFastPathDeclinesWhatItDoesNotKnow(t *testing.T) {
 	c := parseNamed(t, "test.numberenum2", `{"type":"object","properties":{"a":{"type":"integer","enum":[1,2]}}}`)
 	if c.byName["a"].fast != nil {
 		t.Error("a property with an enum of numbers has a fast path")
+	}
+}
+
+// TestPropertyNamesAreEscapedInTheirPointer: a property's own schema is
+// found by a pointer in a URL's fragment, which is percent-decoded; "p%41"
+// must get its own schema, not "pA"'s, and "%" alone must load.
+func TestPropertyNamesAreEscapedInTheirPointer(t *testing.T) {
+	c := parseNamed(t, "test.percent", `{"type": "object", "properties": {
+		"p%41": {"type": "string", "maxLength": 2}, "pA": {"type": "integer"}, "%": {"type": "string"},
+		"a b#c?d": {"type": "string", "enum": ["x"]}}}`)
+	if _, fe := c.Normalize("p%41", "ab", Env{}); fe != nil {
+		t.Errorf(`"p%%41" = "ab" refused: %s (it got "pA"'s schema)`, fe.Message)
+	}
+	if _, fe := c.Normalize("p%41", "abc", Env{}); fe == nil {
+		t.Error(`"p%41" = "abc" passed maxLength 2`)
+	}
+	if _, fe := c.Normalize("a b#c?d", "y", Env{}); fe == nil {
+		t.Error(`"a b#c?d" = "y" passed its enum`)
+	}
+}
+
+// TestNonFiniteNumbersAreRefused: NaN and infinities are no JSON values;
+// the check refuses them, with bounds or without, and never panics.
+func TestNonFiniteNumbersAreRefused(t *testing.T) {
+	c := parseNamed(t, "test.finite", `{"type": "object", "properties": {
+		"bounded": {"type": "number", "maximum": 5}, "free": {"type": "number"}}}`)
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		for _, slot := range []string{"bounded", "free"} {
+			if r := c.Check(map[string]any{slot: v}); r.Valid() {
+				t.Errorf("%s = %v passed the check", slot, v)
+			}
+		}
 	}
 }

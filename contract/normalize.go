@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -313,7 +314,10 @@ func validationForm(p *Property, v any) any {
 			return json.Number(s)
 		}
 	}
-	if f, ok := v.(float64); ok {
+	if f, ok := v.(float64); ok && !math.IsNaN(f) && !math.IsInf(f, 0) {
+		// NaN and ±Inf stay floats, which the library refuses as no JSON
+		// value; as json.Number they would pass a schema without bounds
+		// and panic one with them.
 		return json.Number(strconv.FormatFloat(f, 'f', -1, 64))
 	}
 	return v
