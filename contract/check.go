@@ -92,6 +92,14 @@ func (c *Contract) checkLibrary(inst, slots map[string]any, locale string) Repor
 	}
 	w := walker{c: c, slots: slots, seen: map[string]bool{}}
 	w.walk(ve)
+	// The library reports an object's properties in map order: the
+	// violations come in the contract's order, the same on every call.
+	slices.SortStableFunc(w.issues, func(a, b issue) int {
+		if d := c.pointerRank(a.ptr) - c.pointerRank(b.ptr); d != 0 {
+			return d
+		}
+		return strings.Compare(a.ptr, b.ptr)
+	})
 	r := Report{Missing: c.InOrder(w.missing), issues: w.issues, c: c}
 	r.Violations = c.wordIssues(w.issues, c.lang(locale))
 	return r
@@ -416,4 +424,17 @@ func ratString(r *big.Rat) string {
 		return r.Num().String()
 	}
 	return strings.TrimRight(r.FloatString(12), "0")
+}
+
+// pointerRank orders a pointer by the contract position of the property it
+// starts with; the object itself first, unknown names last.
+func (c *Contract) pointerRank(ptr string) int {
+	if ptr == "" {
+		return -1
+	}
+	name, _, _ := strings.Cut(ptr[1:], "/")
+	if i, ok := c.position[jsontree.Unescape(name)]; ok {
+		return i
+	}
+	return len(c.Properties)
 }

@@ -279,3 +279,27 @@ func TestNonFiniteNumbersAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestViolationsComeInContractOrder: the same slots give the same report,
+// its violations in the contract's order, however the library's maps fall.
+func TestViolationsComeInContractOrder(t *testing.T) {
+	c := parseNamed(t, "test.order", fastSchemas["test.keywords"])
+	slots := map[string]any{"code": "madrid", "name": "x", "kind": "z", "count": float64(0), "flag": "yes", "zzz": 1.0}
+	var first []string
+	for i := range 50 {
+		var got []string
+		for _, v := range c.CheckIn(slots, "en").Violations {
+			got = append(got, v.Pointer)
+		}
+		if i == 0 {
+			first = got
+			// parseNamed writes the properties in name order; the unknown
+			// slot is the object's own violation (additionalProperties).
+			if !slices.Equal(got, []string{"", "/code", "/count", "/flag", "/kind", "/name"}) {
+				t.Fatalf("violations at %v, want the object's first, then the contract's order", got)
+			}
+		} else if !slices.Equal(got, first) {
+			t.Fatalf("call %d: violations at %v, first call %v", i+1, got, first)
+		}
+	}
+}
