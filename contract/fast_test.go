@@ -2,6 +2,7 @@ package contract
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -302,4 +303,29 @@ func TestViolationsComeInContractOrder(t *testing.T) {
 			t.Fatalf("call %d: violations at %v, first call %v", i+1, got, first)
 		}
 	}
+}
+
+// FastDisagreement is "" when the fast path, wherever it answers for the
+// slots (the whole object and each value), answers as the library does;
+// else what differs. For the fuzz targets of package contract_test.
+func (c *Contract) FastDisagreement(slots map[string]any, locale string) string {
+	inst := make(map[string]any, len(slots))
+	for k, v := range slots {
+		inst[k] = validationForm(c.byName[k], v)
+	}
+	if c.fast != nil {
+		if _, sure := c.fast.check(inst); sure {
+			if got, lib := c.CheckIn(slots, locale), c.checkLibrary(inst, slots, locale); !reflect.DeepEqual(got, lib) {
+				return fmt.Sprintf("%v: fast path %+v, library %+v", slots, got, lib)
+			}
+		}
+	}
+	for k, v := range inst {
+		if p := c.byName[k]; p != nil && p.fast != nil && p.fast.valid(v) {
+			if err := p.schema.Validate(v); err != nil {
+				return fmt.Sprintf("%s = %#v: the fast path accepts, the library says %v", k, v, err)
+			}
+		}
+	}
+	return ""
 }
