@@ -129,12 +129,13 @@ func TestFastPathIsUsed(t *testing.T) {
 // it answers, the report is the one the library gives; and it answers
 // often enough to matter.
 func TestFastPathAgreesWithTheLibrary(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 2026))
 	for _, c := range loadFastContracts(t) {
 		names := c.propertyNames()
 		names = append(names, "unknown_slot")
 		sure, valid, missing := 0, 0, 0
-		const n = 6000
+		const n = 2500
 		for range n {
 			slots := map[string]any{}
 			for _, name := range names {
