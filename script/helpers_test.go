@@ -9,15 +9,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // realServer starts slotd in-process on the memory store with the shipped
@@ -30,36 +28,9 @@ func realServer(t *testing.T) *grpc.ClientConn {
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	conn := dial(t, srv.Addr())
-	t.Cleanup(func() {
-		conn.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server.Run: %v", err)
-		}
-	})
-	hc := healthpb.NewHealthClient(conn)
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
-		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
-			return conn
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("slotd did not become SERVING within 20s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func dial(t *testing.T, addr string) *grpc.ClientConn {
-	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	servertest.Run(t, srv.Run)
+	conn := servertest.Dial(t, srv.Addr())
+	servertest.WaitServing(t, conn)
 	return conn
 }
 
@@ -118,12 +89,8 @@ func fakeServer(t *testing.T, f *fakeSlots) *grpc.ClientConn {
 	srv := grpc.NewServer()
 	slotdv1.RegisterSlotServiceServer(srv, f)
 	go func() { _ = srv.Serve(lis) }()
-	conn := dial(t, lis.Addr().String())
-	t.Cleanup(func() {
-		conn.Close()
-		srv.Stop()
-	})
-	return conn
+	t.Cleanup(srv.Stop)
+	return servertest.Dial(t, lis.Addr().String())
 }
 
 // parseOne parses a script written in a test; the file name is x.yaml.

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 const wrongScript = `name: wrong on purpose
@@ -103,7 +104,7 @@ func TestScriptExpectingNothingFailsOnTransportError(t *testing.T) {
 	lis.Close()
 
 	s := parseOne(t, "tool: bank.open_dispute\nsteps:\n  - args: {amount: 1}\n  - args: {}\n")
-	res := (&Runner{Conn: dial(t, dead), Timeout: 5 * time.Second}).Run(context.Background(), s)
+	res := (&Runner{Conn: servertest.Dial(t, dead), Timeout: 5 * time.Second}).Run(context.Background(), s)
 	if !res.Failed() || len(res.Steps) != 1 || res.Steps[0].Err == nil {
 		t.Fatalf("against a dead address: failed=%v steps=%d, want a failed first step with an error", res.Failed(), len(res.Steps))
 	}
@@ -112,7 +113,7 @@ func TestScriptExpectingNothingFailsOnTransportError(t *testing.T) {
 	}
 
 	// Keep going does not go on past a failed call: the state is unknown.
-	res = (&Runner{Conn: dial(t, dead), KeepGoing: true, Timeout: 5 * time.Second}).Run(context.Background(), s)
+	res = (&Runner{Conn: servertest.Dial(t, dead), KeepGoing: true, Timeout: 5 * time.Second}).Run(context.Background(), s)
 	if len(res.Steps) != 1 {
 		t.Errorf("keep going played %d steps after a failed call, want 1", len(res.Steps))
 	}

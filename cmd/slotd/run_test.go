@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"net"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // freeAddr is a loopback address nothing listens on right now.
@@ -24,24 +23,6 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
-}
-
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // make run ends slotd when make gets SIGTERM (kill, a supervisor) or the
@@ -71,7 +52,7 @@ func TestMakeRunStopsOnSignal(t *testing.T) {
 			cmd.Dir = "../.."
 			cmd.Env = append(os.Environ(), "SLOTD_TEST_DATABASE_URL="+dbtest.AdminURL(), "SLOTD_DATABASE_URL="+dbURL,
 				"SLOTD_LISTEN="+grpc, "SLOTD_HTTP_LISTEN="+http, "SLOTD_METRICS_LISTEN="+metrics, "SLOTD_THROWAWAY_POSTGRES=")
-			var out lockedBuffer
+			var out servertest.LogBuffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			if err := cmd.Start(); err != nil {

@@ -319,10 +319,7 @@ func openSlotd(ctx context.Context, cfg Config, dbURL string) (*slotdSide, error
 		addr = sl.srv.Addr()
 		sl.metricsURL = "http://" + sl.srv.MetricsAddr() + "/metrics"
 	}
-	// Static flow-control windows, as slotd's own: no bandwidth probing
-	// with pings beside every round of turns.
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithStaticStreamWindowSize(64<<10), grpc.WithStaticConnWindowSize(1<<20))
+	conn, err := grpc.NewClient(addr, append(clientOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
 		sl.stop()
 		return nil, fmt.Errorf("bench: slotd address %q: %w", addr, err)
@@ -333,6 +330,13 @@ func openSlotd(ctx context.Context, cfg Config, dbURL string) (*slotdSide, error
 		return nil, err
 	}
 	return sl, nil
+}
+
+// clientOptions are the bench client's: static flow-control windows, as
+// slotd's own, so no bandwidth-probing ping goes beside every round of
+// turns.
+func clientOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithStaticStreamWindowSize(64 << 10), grpc.WithStaticConnWindowSize(1 << 20)}
 }
 
 func (sl *slotdSide) close() {

@@ -44,11 +44,7 @@ type cpuSample struct {
 }
 
 func (m cpuMeter) sample(ctx context.Context) cpuSample {
-	var s cpuSample
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		s.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	s := cpuSample{self: processCPU()}
 	if m.metricsURL != "" {
 		if v, ok := scrape(ctx, m.metricsURL, "process_cpu_seconds_total"); ok {
 			s.slotd = time.Duration(v * float64(time.Second))
@@ -57,6 +53,16 @@ func (m cpuMeter) sample(ctx context.Context) cpuSample {
 	s.postgres = m.backends(ctx)
 	s.busy, s.total = machine()
 	return s
+}
+
+// processCPU is the processor time this process has spent, 0 when it
+// cannot be read.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // machine is the processor time the whole machine spent busy and in all,

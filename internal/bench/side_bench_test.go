@@ -6,14 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // BenchmarkSlotdSide is the slotd side of the bench without Postgres: the
@@ -28,19 +24,10 @@ func BenchmarkSlotdSide(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	b.Cleanup(func() { cancel(); <-done })
-	conn, err := grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithStaticStreamWindowSize(64<<10), grpc.WithStaticConnWindowSize(1<<20))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close() })
-	if err := waitServing(ctx, conn); err != nil {
-		b.Fatal(err)
-	}
+	servertest.Run(b, srv.Run)
+	conn := servertest.Dial(b, srv.Addr(), clientOptions()...)
+	servertest.WaitServing(b, conn)
+	ctx := context.Background()
 	ds := Mix()
 	if err := prepare(ds); err != nil {
 		b.Fatal(err)
@@ -68,13 +55,4 @@ func BenchmarkSlotdSide(b *testing.B) {
 			}
 		}
 	})
-}
-
-// processCPU is the processor time this process has spent.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -109,6 +109,12 @@ func NewEmptyDatabase(t testing.TB) string {
 	})
 }
 
+// Schemas are the two schemas the store must work on, by name: the
+// migrated one, and the same hash-partitioned by conversation.
+var Schemas = map[string]func(testing.TB) (*pgxpool.Pool, string){
+	"plain": NewPool, "partitioned": NewPartitionedPool,
+}
+
 // NewPool creates a migrated database and a pool on it, both closed and
 // dropped when t ends.
 func NewPool(t testing.TB) (*pgxpool.Pool, string) {

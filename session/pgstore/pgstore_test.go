@@ -308,9 +308,7 @@ func TestStaleWriteIsNotCommitted(t *testing.T) {
 // all there; the erasure's record holds a hash of the id and the admin's
 // name. On the plain schema and on the partitioned one.
 func TestEraseLeavesNoRow(t *testing.T) {
-	for name, newPool := range map[string]func(testing.TB) (*pgxpool.Pool, string){
-		"plain": dbtest.NewPool, "partitioned": dbtest.NewPartitionedPool,
-	} {
+	for name, newPool := range dbtest.Schemas {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			pool, _ := newPool(t)

@@ -20,9 +20,7 @@ import (
 // it the conversation has its row and the turn's session.
 func TestTurnMakesAgainTheRowAPurgeDeleted(t *testing.T) {
 	t.Parallel()
-	for name, newPool := range map[string]func(testing.TB) (*pgxpool.Pool, string){
-		"plain": dbtest.NewPool, "partitioned": dbtest.NewPartitionedPool,
-	} {
+	for name, newPool := range dbtest.Schemas {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			pool, _ := newPool(t)
