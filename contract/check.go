@@ -64,10 +64,7 @@ func (c *Contract) Check(slots map[string]any) Report { return c.CheckIn(slots, 
 
 // CheckIn is Check with the violations worded in a locale.
 func (c *Contract) CheckIn(slots map[string]any, locale string) Report {
-	inst := make(map[string]any, len(slots))
-	for k, v := range slots {
-		inst[k] = validationForm(c.byName[k], v)
-	}
+	inst := c.validationSlots(slots)
 	if c.fast != nil {
 		if missing, sure := c.fast.check(inst); sure {
 			if len(missing) == 0 {

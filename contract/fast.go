@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"math/big"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -223,7 +224,7 @@ func (p *fastProp) validString(s string) bool {
 	if p.constant != nil && s != *p.constant {
 		return false
 	}
-	if p.strings != nil && !containsString(p.strings, s) {
+	if p.strings != nil && !slices.Contains(p.strings, s) {
 		return false
 	}
 	if p.format != nil && p.format.Validate(s) != nil {
@@ -277,15 +278,6 @@ func plainInteger(s string) bool {
 		}
 	}
 	return true
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // check answers the slots missing from an object that is otherwise surely

@@ -151,10 +151,7 @@ func TestFastPathAgreesWithTheLibrary(t *testing.T) {
 					}
 				}
 			}
-			inst := make(map[string]any, len(slots))
-			for k, v := range slots {
-				inst[k] = validationForm(c.byName[k], v)
-			}
+			inst := c.validationSlots(slots)
 			got := c.CheckIn(slots, "ru")
 			want := c.checkLibrary(inst, slots, "ru")
 			if !reflect.DeepEqual(got.Missing, want.Missing) || !reflect.DeepEqual(byPointer(got.Violations), byPointer(want.Violations)) {
@@ -310,10 +307,7 @@ func TestViolationsComeInContractOrder(t *testing.T) {
 // slots (the whole object and each value), answers as the library does;
 // else what differs. For the fuzz targets of package contract_test.
 func (c *Contract) FastDisagreement(slots map[string]any, locale string) string {
-	inst := make(map[string]any, len(slots))
-	for k, v := range slots {
-		inst[k] = validationForm(c.byName[k], v)
-	}
+	inst := c.validationSlots(slots)
 	if c.fast != nil {
 		if _, sure := c.fast.check(inst); sure {
 			if got, lib := c.CheckIn(slots, locale), c.checkLibrary(inst, slots, locale); !reflect.DeepEqual(got, lib) {

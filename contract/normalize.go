@@ -303,6 +303,15 @@ func (c *Contract) render(slot string, raw any) string {
 	return s
 }
 
+// validationSlots is every slot in its validation form.
+func (c *Contract) validationSlots(slots map[string]any) map[string]any {
+	inst := make(map[string]any, len(slots))
+	for k, v := range slots {
+		inst[k] = validationForm(c.byName[k], v)
+	}
+	return inst
+}
+
 // validationForm is the value as the JSON Schema validator must see it: a
 // decimal kept as a string in the slots is a number to the schema.
 func validationForm(p *Property, v any) any {
