@@ -13,14 +13,17 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// Codec is the server's protobuf codec. It differs from grpc's in two ways.
+// Codec is the server's protobuf codec. It differs from grpc's in three ways.
 // Messages nest at most MaxRecursion deep (protobuf's own default is 10 000,
 // which lets one small request cost the server a thousand times its size).
 // And a request that does not decode is not refused by the transport with a
 // bare INTERNAL: it is left empty and marked with the field at fault (the
 // first string with invalid UTF-8) or the reason, and the Limit interceptor
 // answers INVALID_ARGUMENT with a problem naming it. Decoding costs time and
-// memory linear in the request's size, whatever it holds.
+// memory linear in the request's size, whatever it holds. And slotd's own
+// messages are marshalled by the code generated for them (`make proto`,
+// features marshal and size), without protobuf-go's reflection; requests
+// are still decoded by protobuf-go, for the limits above.
 type Codec struct{}
 
 var _ encoding.CodecV2 = Codec{}
@@ -35,9 +38,35 @@ var unmarshal = proto.UnmarshalOptions{RecursionLimit: MaxRecursion}
 // Name implements encoding.CodecV2: it replaces the default "proto" codec.
 func (Codec) Name() string { return "proto" }
 
-// Marshal implements encoding.CodecV2.
+// generated is a message with generated marshalling code.
+type generated interface {
+	SizeVT() int
+	MarshalToSizedBufferVT([]byte) (int, error)
+}
+
+// Marshal implements encoding.CodecV2. Like grpc's own codec, it marshals
+// into a buffer of the shared pool when the message is large enough for
+// pooling to pay.
 func (Codec) Marshal(v any) (mem.BufferSlice, error) {
-	return encoding.GetCodecV2("proto").Marshal(v)
+	m, ok := v.(generated)
+	if !ok {
+		return encoding.GetCodecV2("proto").Marshal(v)
+	}
+	size := m.SizeVT()
+	if mem.IsBelowBufferPoolingThreshold(size) {
+		buf := make([]byte, size)
+		if _, err := m.MarshalToSizedBufferVT(buf); err != nil {
+			return nil, err
+		}
+		return mem.BufferSlice{mem.SliceBuffer(buf)}, nil
+	}
+	pool := mem.DefaultBufferPool()
+	buf := pool.Get(size)
+	if _, err := m.MarshalToSizedBufferVT(*buf); err != nil {
+		pool.Put(buf)
+		return nil, err
+	}
+	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
 }
 
 // Unmarshal implements encoding.CodecV2.
