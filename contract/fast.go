@@ -2,8 +2,10 @@ package contract
 
 import (
 	"encoding/json"
+	"math"
 	"math/big"
 	"slices"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -34,6 +36,10 @@ type fastProp struct {
 	format                                *jsonschema.Format
 	min, max, exMin, exMax                *big.Rat
 	multipleOf                            *big.Rat
+	// floats: the bounds as float64, when float64 holds every one of them
+	// exactly and there is no multipleOf; see inFloatBounds.
+	floats                     bool
+	fMin, fMax, fExMin, fExMax float64
 }
 
 // fastObject is the whole schema: an object of known properties, the
@@ -82,6 +88,18 @@ func compileFastProp(s *jsonschema.Schema) *fastProp {
 	}
 	p := &fastProp{minLength: s.MinLength, maxLength: s.MaxLength, pattern: s.Pattern, format: s.Format,
 		min: s.Minimum, max: s.Maximum, exMin: s.ExclusiveMinimum, exMax: s.ExclusiveMaximum, multipleOf: s.MultipleOf}
+	p.floats = p.multipleOf == nil
+	for _, b := range []struct {
+		r *big.Rat
+		f *float64
+	}{{p.min, &p.fMin}, {p.max, &p.fMax}, {p.exMin, &p.fExMin}, {p.exMax, &p.fExMax}} {
+		if b.r != nil {
+			var exact bool
+			if *b.f, exact = b.r.Float64(); !exact {
+				p.floats = false
+			}
+		}
+	}
 	p.anyType = s.Types == nil || s.Types.IsEmpty()
 	if !p.anyType {
 		for _, t := range s.Types.ToStrings() {
@@ -249,6 +267,13 @@ func (p *fastProp) validNumber(n json.Number) bool {
 	if p.min == nil && p.max == nil && p.exMin == nil && p.exMax == nil && p.multipleOf == nil {
 		return true
 	}
+	if p.floats && decimalSyntax(string(n)) {
+		if f, err := strconv.ParseFloat(string(n), 64); err == nil && !math.IsInf(f, 0) {
+			if ok, sure := p.inFloatBounds(f); sure {
+				return ok
+			}
+		}
+	}
 	r, ok := new(big.Rat).SetString(string(n))
 	if !ok {
 		return false
@@ -259,6 +284,57 @@ func (p *fastProp) validNumber(n json.Number) bool {
 		return false
 	case p.multipleOf != nil:
 		return new(big.Rat).Quo(r, p.multipleOf).IsInt()
+	}
+	return true
+}
+
+// inFloatBounds compares f, the float64 nearest a number, with bounds
+// float64 holds exactly. Where f is below or above a bound, so is the
+// number: it lies within half a step of f, and the bound at least a whole
+// step away. Where f equals a bound, the number may lie on either side of
+// it, and only the exact comparison can tell: not sure.
+func (p *fastProp) inFloatBounds(f float64) (ok, sure bool) {
+	sure = true
+	if p.min != nil {
+		if f < p.fMin {
+			return false, true
+		}
+		sure = sure && f != p.fMin
+	}
+	if p.max != nil {
+		if f > p.fMax {
+			return false, true
+		}
+		sure = sure && f != p.fMax
+	}
+	if p.exMin != nil {
+		if f < p.fExMin {
+			return false, true
+		}
+		sure = sure && f != p.fExMin
+	}
+	if p.exMax != nil {
+		if f > p.fExMax {
+			return false, true
+		}
+		sure = sure && f != p.fExMax
+	}
+	return true, sure
+}
+
+// decimalSyntax reports a string made only of what a JSON number is made
+// of, so that strconv.ParseFloat reads it as big.Rat does (no hex, no
+// underscores, no Inf or NaN).
+func decimalSyntax(s string) bool {
+	if s == "" || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9', c == '.', c == 'e', c == 'E', c == '+', c == '-':
+		default:
+			return false
+		}
 	}
 	return true
 }

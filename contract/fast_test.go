@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -323,4 +324,59 @@ func (c *Contract) FastDisagreement(slots map[string]any, locale string) string 
 		}
 	}
 	return ""
+}
+
+// TestNumberBoundsAtTheEdge: bounds are compared in float64 where that is
+// exact, and by big.Rat where a number's nearest float64 is the bound
+// itself; numbers a hair either side of a bound, or spelled past float64's
+// precision or range, get the library's verdict.
+func TestNumberBoundsAtTheEdge(t *testing.T) {
+	t.Parallel()
+	c := parseNamed(t, "test.edges", `{"type": "object", "properties": {
+		"amount": {"type": "number", "exclusiveMinimum": 0, "maximum": 10000000},
+		"rate":   {"type": "number", "minimum": 0.5, "exclusiveMaximum": 2.25},
+		"tenth":  {"type": "number", "maximum": 0.1},
+		"count":  {"type": "integer", "minimum": -3, "maximum": 9}}}`)
+	if !c.byName["amount"].fast.floats || !c.byName["rate"].fast.floats || c.byName["tenth"].fast.floats {
+		t.Fatal("float bounds: want amount and rate compared in float64, tenth (0.1 is no float64) by big.Rat")
+	}
+	numbers := []string{
+		"0", "-0", "0.0", "-0.0", "1e-400", "-1e-400", "5e-324", "0.0000000000000000000000000000001",
+		"10000000", "10000000.0", "1e7", "10000000.0000000000000000001", "9999999.9999999999999999999",
+		"10000000.000000001", "10000001", "1e400", "-1e400", "1200.50", "1E+3", "1e-2",
+		"0.5", "0.49999999999999999999", "0.50000000000000000001", "2.25", "2.2499999999999999999", "2.2500000000000000001",
+		"0.1", "0.1000000000000000000001", "0.0999999999999999999999", "0.10000000000000000555", "0.10000000000000000556",
+		"-3", "-4", "9", "10", "-3.0000000000000000001",
+	}
+	for _, name := range []string{"amount", "rate", "tenth", "count"} {
+		p := c.byName[name]
+		for _, n := range numbers {
+			v := json.Number(n)
+			fast := p.fast.valid(v)
+			lib := p.schema.Validate(v) == nil
+			if fast && !lib {
+				t.Errorf("%s = %s: the fast path accepts what the library refuses", name, n)
+			}
+			if got := c.CheckIn(map[string]any{name: v}, "en"); got.Valid() != lib {
+				t.Errorf("%s = %s: Check says valid %v, the library %v", name, n, got.Valid(), lib)
+			}
+		}
+	}
+	// The float comparison decides, without big.Rat, what is clear of a bound.
+	for _, tc := range []struct {
+		name, n  string
+		ok, sure bool
+	}{
+		{"amount", "1200.50", true, true}, {"amount", "10000001", false, true}, {"amount", "-1", false, true},
+		{"amount", "10000000", true, false}, {"amount", "0", true, false}, {"rate", "2.25", true, false},
+		{"rate", "2.3", false, true}, {"rate", "0.4", false, true}, {"rate", "1", true, true},
+	} {
+		f, err := strconv.ParseFloat(tc.n, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, sure := c.byName[tc.name].fast.inFloatBounds(f); sure != tc.sure || sure && ok != tc.ok {
+			t.Errorf("%s = %s: inFloatBounds %v, %v; want %v, %v", tc.name, tc.n, ok, sure, tc.ok, tc.sure)
+		}
+	}
 }
