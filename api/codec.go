@@ -44,6 +44,15 @@ type generated interface {
 	MarshalToSizedBufferVT([]byte) (int, error)
 }
 
+// messageSize is m's size on the wire, by its generated code when it has
+// some.
+func messageSize(m proto.Message) int {
+	if g, ok := m.(generated); ok {
+		return g.SizeVT()
+	}
+	return proto.Size(m)
+}
+
 // Marshal implements encoding.CodecV2. Like grpc's own codec, it marshals
 // into a buffer of the shared pool when the message is large enough for
 // pooling to pay.

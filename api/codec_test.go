@@ -83,7 +83,7 @@ func TestCodecMarshalsAsProtobufGo(t *testing.T) {
 			}
 		}
 		bs.Free()
-		if n := proto.Size(want); len(b) != n {
+		if n := proto.Size(want); len(b) != n || messageSize(want) != n {
 			t.Fatalf("%s: %d bytes, protobuf-go's size is %d", mt.Descriptor().FullName(), len(b), n)
 		}
 		got := mt.New().Interface()

@@ -62,18 +62,18 @@ func RequestID(ctx context.Context) string {
 func withRequestID(ctx context.Context) (context.Context, error) {
 	var id string
 	var err error
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		if v := md.Get(RequestIDHeader); len(v) == 1 && len(v[0]) <= 128 && printable(v[0]) {
-			id = v[0]
-			if redact.HasCard(id) {
-				id, err = "", problem.InvalidRequest(RequestIDHeader, "holds what looks like a full card number; ids must never carry one")
-			}
+	// The one header is read without a copy of the whole metadata, and
+	// set under its (lower-case) name as it is.
+	if v := metadata.ValueFromIncomingContext(ctx, RequestIDHeader); len(v) == 1 && len(v[0]) <= 128 && printable(v[0]) {
+		id = v[0]
+		if redact.HasCard(id) {
+			id, err = "", problem.InvalidRequest(RequestIDHeader, "holds what looks like a full card number; ids must never carry one")
 		}
 	}
 	if id == "" {
 		id = uuid.NewString()
 	}
-	_ = grpc.SetHeader(ctx, metadata.Pairs(RequestIDHeader, id))
+	_ = grpc.SetHeader(ctx, metadata.MD{RequestIDHeader: {id}})
 	return context.WithValue(ctx, requestIDKey{}, id), err
 }
 
@@ -135,11 +135,36 @@ func (g *Guard) Tap(authorize Authorizer) tap.ServerInHandle {
 			return nil, Status(ctx, g.log, err)
 		}
 		ctx, cancel := context.WithTimeout(ctx, g.deadline(ctx, info.FullMethodName))
-		context.AfterFunc(ctx, func() {
+		slot := &streamSlot{g: g}
+		slot.stop = context.AfterFunc(ctx, func() {
 			cancel()
-			<-g.streams
+			slot.free()
 		})
-		return ctx, nil
+		return context.WithValue(ctx, streamSlotKey{}, slot), nil
+	}
+}
+
+// streamSlot is a stream's place among MaxStreams, which Tap takes. A
+// stream gives it back when its handler returns (Recover and RecoverStream
+// see to it, on the handler's goroutine), or, when no handler ran (the
+// request never came, or was refused before it), when the stream ends:
+// then a goroutine of context.AfterFunc does. Giving it back on the
+// handler's goroutine spares each call that goroutine and the thread it
+// wakes.
+type streamSlot struct {
+	g    *Guard
+	stop func() bool
+}
+
+type streamSlotKey struct{}
+
+func (s *streamSlot) free() { <-s.g.streams }
+
+// freeStreamSlot gives back the place the stream of ctx holds, unless it
+// was given back already.
+func freeStreamSlot(ctx context.Context) {
+	if s, ok := ctx.Value(streamSlotKey{}).(*streamSlot); ok && s.stop() {
+		s.free()
 	}
 }
 
@@ -189,6 +214,7 @@ func (g *Guard) InFlight() int { return len(g.inFlight) }
 // keeps serving.
 func (g *Guard) Recover() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		defer freeStreamSlot(ctx)
 		ctx, err = withRequestID(ctx)
 		if err != nil {
 			return nil, Status(ctx, g.log, err)
@@ -207,6 +233,7 @@ func (g *Guard) Recover() grpc.UnaryServerInterceptor {
 // RecoverStream is Recover for streaming calls.
 func (g *Guard) RecoverStream() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		defer freeStreamSlot(ss.Context())
 		defer func() {
 			if r := recover(); r != nil {
 				g.log.Error("panic in a stream", "method", info.FullMethod, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
@@ -234,7 +261,7 @@ func (g *Guard) Limit() grpc.UnaryServerInterceptor {
 			if field, why := undecodable(m); field != "" {
 				return refuse(problem.InvalidRequest(field, why))
 			}
-			if n := proto.Size(m); n > g.limits.MaxRequestBytes {
+			if n := messageSize(m); n > g.limits.MaxRequestBytes {
 				return refuse(problem.InvalidRequest("request",
 					fmt.Sprintf("%d bytes; at most %d", n, g.limits.MaxRequestBytes)))
 			}

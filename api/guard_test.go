@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
@@ -387,5 +388,61 @@ func waitFor(t *testing.T, ok func() bool) {
 			t.Fatal("gave up waiting")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// fakeStream is a server stream that only has a context.
+type fakeStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s fakeStream) Context() context.Context { return s.ctx }
+
+// A call gives its place among MaxStreams back when its handler returns,
+// on the handler's goroutine, before its stream's context ends; the place
+// is given back once, not again when the stream then ends.
+func TestStreamPlaceIsGivenBackWhenTheHandlerReturns(t *testing.T) {
+	t.Parallel()
+	g := NewGuard(Limits{DefaultDeadline: time.Minute, MaxStreams: 4}, slog.New(slog.DiscardHandler))
+	open := func(method string) (context.Context, context.CancelFunc) {
+		t.Helper()
+		parent, cancel := context.WithCancel(context.Background())
+		ctx, err := g.Tap(func(ctx context.Context, _ metadata.MD, _ string) (context.Context, error) { return ctx, nil })(parent, &tap.Info{FullMethodName: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ctx, cancel
+	}
+	unary, endUnary := open(slotdv1.SlotService_Turn_FullMethodName)
+	stream, endStream := open("/grpc.health.v1.Health/Watch")
+	if n := g.Streams(); n != 2 {
+		t.Fatalf("%d places taken after two taps, want 2", n)
+	}
+	_, err := g.Recover()(unary, nil, &grpc.UnaryServerInfo{FullMethod: slotdv1.SlotService_Turn_FullMethodName},
+		func(context.Context, any) (any, error) { return nil, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := g.Streams(); n != 1 || unary.Err() != nil {
+		t.Fatalf("after the unary handler returned: %d places taken (want 1), its context %v (want live)", n, unary.Err())
+	}
+	err = g.RecoverStream()(nil, fakeStream{ctx: stream}, &grpc.StreamServerInfo{FullMethod: "/grpc.health.v1.Health/Watch"},
+		func(any, grpc.ServerStream) error { panic("a handler's bug") })
+	if status.Code(err) != codes.Internal {
+		t.Fatalf("a panicking stream handler: %v, want INTERNAL", err)
+	}
+	if n := g.Streams(); n != 0 {
+		t.Fatalf("after the stream handler panicked: %d places taken, want 0", n)
+	}
+	// A third call holds a place; the first two streams ending must not
+	// give back theirs a second time, which would free the third's.
+	_, endThird := open(slotdv1.SlotService_Turn_FullMethodName)
+	defer endThird()
+	endUnary()
+	endStream()
+	time.Sleep(50 * time.Millisecond) // for AfterFunc's goroutines, had they run
+	if n := g.Streams(); n != 1 {
+		t.Fatalf("after the first streams ended: %d places taken, want 1 (the third call's)", n)
 	}
 }
