@@ -84,7 +84,11 @@ func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
 	if !ok {
 		return errors.New("slotd codec: not a protobuf message")
 	}
-	buf := data.Materialize()
+	// As grpc's own codec does: the request is read out of a pooled buffer,
+	// which protobuf-go does not alias (it copies what it keeps).
+	pooled := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	defer pooled.Free()
+	buf := pooled.ReadOnlyData()
 	err := unmarshal.Unmarshal(buf, m)
 	if err == nil {
 		return nil

@@ -227,3 +227,75 @@ func typicalResponse(tb testing.TB) *slotdv1.TurnResponse {
 		OpenSessions: []*slotdv1.OpenSession{{Tool: "bank.open_dispute", SessionId: "0193a3f4-6d2c-7b1e-9c1a-2f5e8d7c6b5a", Missing: []string{"original_transaction"}}},
 	}
 }
+
+// recordingPool is a buffer pool that keeps what is given back to it.
+type recordingPool struct{ put []*[]byte }
+
+func (p *recordingPool) Get(n int) *[]byte { b := make([]byte, n); return &b }
+func (p *recordingPool) Put(b *[]byte)     { p.put = append(p.put, b) }
+
+// TestCodecKeepsNothingOfTheRequestBuffer: the codec decodes a request out
+// of the transport's pooled buffer and gives it back; once the buffer is
+// reused (here: scribbled over), the decoded request, its arguments, its
+// unknown fields and a mark of an undecodable one are still as sent.
+func TestCodecKeepsNothingOfTheRequestBuffer(t *testing.T) {
+	t.Parallel()
+	// Long enough for the transport's buffers to come from its pool.
+	args, err := structpb.NewStruct(map[string]any{"reason": "повторне списання", "amount": "1 200,50",
+		"nested": map[string]any{"card": "•• 4417"}, "details": strings.Repeat("Списали двічі за одну покупку. ", 80)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := &slotdv1.TurnRequest{ConversationId: "conv-7781", Tool: "bank.open_dispute", TurnId: "call_8812", Arguments: args}
+	sent.ProtoReflect().SetUnknown(protoreflect.RawFields{0xa0, 0x1f, 0x01}) // field 500, varint 1
+	good, err := proto.Marshal(sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append(append([]byte{}, good...), 0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f)
+	for _, tc := range []struct {
+		name  string
+		wire  []byte
+		check func(*slotdv1.TurnRequest) bool
+	}{
+		{"a request", good, func(got *slotdv1.TurnRequest) bool { return proto.Equal(got, sent) }},
+		{"an undecodable one", bad, func(got *slotdv1.TurnRequest) bool {
+			field, why := undecodable(got)
+			return field == "request" && why != ""
+		}},
+	} {
+		for _, split := range []bool{false, true} {
+			pool := &recordingPool{}
+			var data mem.BufferSlice
+			if split { // two buffers, as a request spread over frames comes
+				half := len(tc.wire) / 2
+				a, b := append([]byte{}, tc.wire[:half]...), append([]byte{}, tc.wire[half:]...)
+				data = mem.BufferSlice{mem.NewBuffer(&a, pool), mem.NewBuffer(&b, pool)}
+			} else {
+				w := append([]byte{}, tc.wire...)
+				data = mem.BufferSlice{mem.NewBuffer(&w, pool)}
+			}
+			for _, b := range data {
+				if _, ok := b.(mem.SliceBuffer); ok {
+					t.Fatalf("%s (split %v): a buffer of %d bytes is not pooled; make the request longer", tc.name, split, b.Len())
+				}
+			}
+			var got slotdv1.TurnRequest
+			if err := (Codec{}).Unmarshal(data, &got); err != nil {
+				t.Fatal(err)
+			}
+			data.Free() // the transport's own reference
+			if len(pool.put) != len(data) {
+				t.Fatalf("%s (split %v): %d of %d buffers given back", tc.name, split, len(pool.put), len(data))
+			}
+			for _, b := range pool.put {
+				for i := range *b {
+					(*b)[i] = 'X'
+				}
+			}
+			if !tc.check(&got) {
+				t.Errorf("%s (split %v): after its buffers were reused the request reads %v", tc.name, split, &got)
+			}
+		}
+	}
+}

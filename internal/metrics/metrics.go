@@ -12,9 +12,11 @@
 package metrics
 
 import (
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
@@ -22,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/slotd/slotd/clarify"
 	"github.com/slotd/slotd/session"
 )
 
@@ -47,16 +50,19 @@ type Metrics struct {
 
 	turnSeconds *prometheus.HistogramVec
 	actions     *prometheus.CounterVec
-	replays     *prometheus.CounterVec
-	failures    *prometheus.CounterVec
-	inFlight    prometheus.Gauge
-	ready       *prometheus.CounterVec
-	reasks      *prometheus.CounterVec
-	repairs     *prometheus.CounterVec
-	rejected    *prometheus.CounterVec
-	resumes     *prometheus.CounterVec
-	ended       *prometheus.CounterVec
-	fallbacks   *prometheus.CounterVec
+	// The two series every turn observes, by tool and action.
+	turnSecondsOf *bySeries[prometheus.Observer]
+	actionsOf     *bySeries[prometheus.Counter]
+	replays       *prometheus.CounterVec
+	failures      *prometheus.CounterVec
+	inFlight      prometheus.Gauge
+	ready         *prometheus.CounterVec
+	reasks        *prometheus.CounterVec
+	repairs       *prometheus.CounterVec
+	rejected      *prometheus.CounterVec
+	resumes       *prometheus.CounterVec
+	ended         *prometheus.CounterVec
+	fallbacks     *prometheus.CounterVec
 
 	handoffs         *prometheus.CounterVec
 	attemptsValid    *prometheus.HistogramVec
@@ -159,6 +165,12 @@ func New(tools []string) *Metrics {
 		m.handoffs, m.attemptsValid, m.outputViolations, m.backendFailures, m.refused,
 	)
 	m.mcp = newMCP(m)
+	m.turnSecondsOf = newBySeries(m.tools, func(tool, action string) prometheus.Observer {
+		return m.turnSeconds.WithLabelValues(tool, action)
+	})
+	m.actionsOf = newBySeries(m.tools, func(tool, action string) prometheus.Counter {
+		return m.actions.WithLabelValues(tool, action)
+	})
 	for _, l := range []string{"grpc", "http"} {
 		for _, r := range []string{"unauthenticated", "permission_denied", "overloaded"} {
 			m.refused.WithLabelValues(l, r)
@@ -222,7 +234,7 @@ func (m *Metrics) TurnDone(t Turn) {
 		action = ErrorAction
 		m.failures.WithLabelValues(tool, t.Code).Inc()
 	}
-	m.turnSeconds.WithLabelValues(tool, action).Observe(t.Duration.Seconds())
+	m.turnSecondsOf.get(tool, action).Observe(t.Duration.Seconds())
 	switch {
 	case t.Action == "":
 		return
@@ -230,7 +242,7 @@ func (m *Metrics) TurnDone(t Turn) {
 		m.replays.WithLabelValues(tool).Inc()
 		return
 	}
-	m.actions.WithLabelValues(tool, action).Inc()
+	m.actionsOf.get(tool, action).Inc()
 	if action == "RESUME" {
 		m.resumes.WithLabelValues(tool).Inc()
 	}
@@ -238,8 +250,10 @@ func (m *Metrics) TurnDone(t Turn) {
 	for _, r := range f.Rejected {
 		m.rejected.WithLabelValues(tool, r.Normalizer).Inc()
 	}
-	for _, field := range slices.Compact(slices.Sorted(slices.Values(f.Repaired))) {
-		m.repairs.WithLabelValues(tool, field).Inc()
+	if len(f.Repaired) > 0 { // the iterator allocates, even over nothing
+		for _, field := range slices.Compact(slices.Sorted(slices.Values(f.Repaired))) {
+			m.repairs.WithLabelValues(tool, field).Inc()
+		}
 	}
 	if f.Reasked != "" {
 		m.reasks.WithLabelValues(tool, f.Reasked).Inc()
@@ -287,4 +301,51 @@ func (m *Metrics) sessionEnded(s *session.Session) {
 	if !s.Marks.Ready {
 		m.fallbacks.WithLabelValues(tool, status).Inc()
 	}
+}
+
+// turnActions are the action labels of the turn metrics: every action a
+// turn answers, and ErrorAction.
+var turnActions = []string{
+	string(clarify.Ask), string(clarify.Reconfirm), string(clarify.Confirm), string(clarify.Ready),
+	string(clarify.Repair), string(clarify.Resume), string(clarify.Handoff), string(clarify.Cancelled), ErrorAction,
+}
+
+// bySeries holds a vector's children by tool and action, each made on its
+// first use (so a series appears when it is first observed, as with
+// WithLabelValues) and then read with one atomic load: without the
+// vector's lock, whose reader count every turn on every core would write,
+// and without hashing the labels. A label outside the catalog and
+// turnActions goes to the vector as before.
+type bySeries[T any] struct {
+	tools map[string]int // read-only after New
+	cells []atomic.Pointer[T]
+	child func(tool, action string) T
+}
+
+func newBySeries[T any](tools map[string]bool, child func(tool, action string) T) *bySeries[T] {
+	c := &bySeries[T]{tools: map[string]int{OtherTool: 0}, child: child}
+	for _, t := range slices.Sorted(maps.Keys(tools)) {
+		if _, ok := c.tools[t]; !ok {
+			c.tools[t] = len(c.tools)
+		}
+	}
+	c.cells = make([]atomic.Pointer[T], len(c.tools)*len(turnActions))
+	return c
+}
+
+// get is the series of tool and action. Two turns making the same series
+// at once both get the vector's one child.
+func (c *bySeries[T]) get(tool, action string) T {
+	ti, ok := c.tools[tool]
+	ai := slices.Index(turnActions, action)
+	if !ok || ai < 0 {
+		return c.child(tool, action)
+	}
+	cell := &c.cells[ti*len(turnActions)+ai]
+	if p := cell.Load(); p != nil {
+		return *p
+	}
+	v := c.child(tool, action)
+	cell.Store(&v)
+	return v
 }
