@@ -83,12 +83,12 @@ func openSessions(contracts *contract.Catalog, others []*Session) []OpenSession 
 }
 
 // records are the history's records of the turn's changes, masked as the
-// response shows them.
-func (t *turn) records() []ChangeRecord {
+// response shows them: shown are the response's changes, present's
+// masking of the turn's changes, one for one.
+func (t *turn) records(shown []Change) []ChangeRecord {
 	s, req := t.s, t.in.req
-	out := make([]ChangeRecord, 0, len(t.changes))
-	for _, ch := range t.changes {
-		ch = shownChange(t.c, ch)
+	out := make([]ChangeRecord, 0, len(shown))
+	for _, ch := range shown {
 		out = append(out, ChangeRecord{SessionID: s.ID, Version: s.Version, TurnID: req.TurnID,
 			Slot: ch.Slot, Old: ch.Old, New: ch.New, Decision: ch.Decision, At: req.Now})
 	}

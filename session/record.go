@@ -31,7 +31,7 @@ func (t *turn) record(res *Result) (*Result, *Commit, error) {
 	commit.Session = s
 	commit.Turn = &TurnRecord{ID: req.TurnID, SessionID: s.ID, Version: s.Version, Action: string(res.Action),
 		Request: request, Response: response, At: req.Now}
-	commit.Changes = append(commit.Changes, t.records()...)
+	commit.Changes = append(commit.Changes, t.records(res.Changes)...)
 	commit.Result = res
 	return res, &commit, nil
 }
