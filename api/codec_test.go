@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -297,5 +298,73 @@ func TestCodecKeepsNothingOfTheRequestBuffer(t *testing.T) {
 				t.Errorf("%s (split %v): after its buffers were reused the request reads %v", tc.name, split, &got)
 			}
 		}
+	}
+}
+
+// TestNewStructIsStructpbs: newStruct makes what structpb.NewStruct makes
+// of the maps answers carry (strings of every kind, numbers, booleans,
+// null, nested objects and lists, json.Number), and refuses what it
+// refuses: invalid UTF-8 in a key or a string value, a type JSON lacks.
+func TestNewStructIsStructpbs(t *testing.T) {
+	t.Parallel()
+	rnd := rand.New(rand.NewPCG(16, 2026))
+	leaf := func() any {
+		switch rnd.IntN(8) {
+		case 0, 1, 2:
+			return text(rnd, false)
+		case 3:
+			return []float64{0, -0.5, 1200.5, 1e21, math.MaxFloat64}[rnd.IntN(5)]
+		case 4:
+			return rnd.IntN(2) == 0
+		case 5:
+			return nil
+		case 6:
+			return json.Number("1200.50")
+		default:
+			return map[string]any{"a": text(rnd, false), "b": []any{1.0, "x", nil, map[string]any{}}}
+		}
+	}
+	for i := range 3000 {
+		m := map[string]any{}
+		for range rnd.IntN(12) {
+			m[text(rnd, false)] = leaf()
+		}
+		switch i % 50 {
+		case 1:
+			m["bad\xff"] = "key"
+		case 2:
+			m["value"] = "bad\xfe"
+		case 3:
+			m["type"] = struct{}{}
+		case 4:
+			m = nil
+		}
+		got, gotErr := newStruct(m)
+		want, wantErr := structpb.NewStruct(m)
+		if (gotErr != nil) != (wantErr != nil) {
+			t.Fatalf("%#v: newStruct error %v, structpb's %v", m, gotErr, wantErr)
+		}
+		if wantErr == nil && !proto.Equal(got, want) {
+			t.Fatalf("%#v: newStruct\n%v\nstructpb\n%v", m, got, want)
+		}
+	}
+}
+
+// BenchmarkNewStruct: a session's slots as an answer carries them.
+func BenchmarkNewStruct(b *testing.B) {
+	slots := map[string]any{"card_last4": "4417", "transaction_date": "2026-08-22", "amount": 1200.5,
+		"currency": "UAH", "reason": "duplicate", "original_transaction": "op-20260822-0117", "notify": true}
+	for _, f := range []struct {
+		name string
+		make func(map[string]any) (*structpb.Struct, error)
+	}{{"newStruct", newStruct}, {"structpb", structpb.NewStruct}} {
+		b.Run(f.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := f.make(slots); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

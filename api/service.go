@@ -217,7 +217,7 @@ func turnResponse(r *session.Result) (*slotdv1.TurnResponse, error) {
 		out.Changes = append(out.Changes, c)
 	}
 	if r.Arguments != nil {
-		if out.Arguments, err = structpb.NewStruct(r.Arguments); err != nil {
+		if out.Arguments, err = newStruct(r.Arguments); err != nil {
 			return nil, err
 		}
 	}
@@ -225,7 +225,7 @@ func turnResponse(r *session.Result) (*slotdv1.TurnResponse, error) {
 }
 
 func sessionMessage(v session.View) (*slotdv1.Session, error) {
-	slots, err := structpb.NewStruct(v.Slots)
+	slots, err := newStruct(v.Slots)
 	if err != nil {
 		return nil, err
 	}
