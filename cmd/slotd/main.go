@@ -18,6 +18,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/slotd/slotd/internal/logline"
 )
 
 // slotd is the command tree; cli.go runs it.
@@ -32,7 +34,7 @@ ready). docs/ and README.md tell more.`,
 
 func main() {
 	// serve's log is JSON on stderr; every other command speaks in lines.
-	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
+	slog.SetDefault(slog.New(logline.NewJSON(os.Stderr, nil)))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := (&cli{stdout: os.Stdout, stderr: os.Stderr, lookupEnv: os.LookupEnv}).execute(ctx, slotd, os.Args[1:])
 	stop()

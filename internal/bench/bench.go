@@ -28,6 +28,7 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/internal/logline"
 	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/migrations"
 	"github.com/slotd/slotd/session"
@@ -691,7 +692,7 @@ func startServer(ctx context.Context, cfg Config, dbURL string) (*server.Server,
 	if w == nil {
 		w = io.Discard
 	}
-	log := slog.New(slog.NewJSONHandler(w, nil))
+	log := slog.New(logline.NewJSON(w, nil))
 	srv, err := server.New(server.Config{
 		Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", Contracts: cfg.Contracts,
 		Store: "postgres", DatabaseURL: dbURL, APIKeys: os.Getenv("SLOTD_API_KEYS"),

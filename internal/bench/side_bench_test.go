@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/slotd/slotd/internal/logline"
 	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/internal/servertest"
 )
@@ -20,7 +21,7 @@ import (
 func BenchmarkSlotdSide(b *testing.B) {
 	srv, err := server.New(server.Config{
 		Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", Contracts: "../../contracts", Store: "memory",
-	}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	}, slog.New(logline.NewJSON(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/slotd/slotd/api"
 	"github.com/slotd/slotd/clarify"
 	"github.com/slotd/slotd/internal/certs"
+	"github.com/slotd/slotd/internal/logline"
 	"github.com/slotd/slotd/internal/metrics"
 	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/problem"
@@ -32,12 +33,14 @@ type observer struct {
 	srv *http.Server
 	// readTimeout bounds reading a request.
 	readTimeout time.Duration
+	// now is the clock of the log lines.
+	now func() time.Time
 }
 
 // newObserver makes the collectors and binds the metrics listener, so that
 // a busy port fails New like the gRPC one does.
 func newObserver(cfg Config, log *slog.Logger, tools []string, src *certs.Source) (*observer, error) {
-	o := &observer{m: metrics.New(tools), log: log, readTimeout: cfg.HTTPReadTimeout}
+	o := &observer{m: metrics.New(tools), log: log, readTimeout: cfg.HTTPReadTimeout, now: time.Now}
 	if cfg.MetricsListen == "" {
 		return o, nil
 	}
@@ -130,6 +133,13 @@ func (o *observer) CompletionDone(_ context.Context, r api.CompletionReport) {
 	o.m.CompletionDone(c)
 }
 
+// turnWriter is a handler that writes the turn's line itself
+// (logline.Handler), at a fraction of what the line costs through a
+// slog.Record. It reports false when the line is left to the record.
+type turnWriter interface {
+	WriteTurn(logline.Turn) (bool, error)
+}
+
 // logTurn writes the turn's one log line. It carries names, counts and
 // ids, never a slot value or an argument: what the user said stays out of
 // the logs, and a card number above all. Ids are masked like any echoed
@@ -151,6 +161,18 @@ func (o *observer) logTurn(ctx context.Context, r api.TurnReport, t metrics.Turn
 		// holding a card number: masking would find nothing to mask.
 		conversation, turn = redact.LoggedID(conversation), redact.LoggedID(turn)
 	}
+	now, latency := o.now(), float64(t.Duration.Microseconds())/1000
+	// slotd's own handler writes the line itself; any other handler, and
+	// one whose options change what the line would say, gets the record.
+	h := o.log.Handler()
+	if w, ok := h.(turnWriter); ok {
+		written, _ := w.WriteTurn(logline.Turn{Time: now, Level: level, RequestID: api.RequestID(ctx),
+			Tenant: in.Tenant, Tool: o.m.Tool(in.Tool), ConversationID: conversation, TurnID: turn,
+			Action: t.Action, Code: r.Code.String(), LatencyMS: latency, Result: r.Result})
+		if written {
+			return
+		}
+	}
 	attrs := make([]slog.Attr, 0, 16)
 	attrs = append(attrs,
 		slog.String("request_id", api.RequestID(ctx)),
@@ -160,7 +182,7 @@ func (o *observer) logTurn(ctx context.Context, r api.TurnReport, t metrics.Turn
 		slog.String("turn_id", turn),
 		slog.String("action", t.Action),
 		slog.String("code", r.Code.String()),
-		slog.Float64("latency_ms", float64(t.Duration.Microseconds())/1000),
+		slog.Float64("latency_ms", latency),
 	)
 	if res := r.Result; res != nil {
 		attrs = append(attrs,
@@ -183,9 +205,9 @@ func (o *observer) logTurn(ctx context.Context, r api.TurnReport, t metrics.Turn
 	// without the caller's program counter: no handler of slotd's adds the
 	// source, and finding it cost a fifth of the line (slotd bench
 	// --cpuprofile).
-	rec := slog.NewRecord(time.Now(), level, "turn", 0)
+	rec := slog.NewRecord(now, level, "turn", 0)
 	rec.AddAttrs(attrs...)
-	_ = o.log.Handler().Handle(ctx, rec)
+	_ = h.Handle(ctx, rec)
 }
 
 // run serves the metrics listener until ctx ends. ready tells /readyz

@@ -26,6 +26,7 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/logline"
 	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/internal/servertest"
 	"github.com/slotd/slotd/problem"
@@ -419,7 +420,7 @@ func turnLines(t *testing.T, log string) []map[string]any {
 func TestTurnLogLines(t *testing.T) {
 	t.Parallel()
 	var buf servertest.LogBuffer
-	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	log := slog.New(logline.NewJSON(&buf, nil))
 	inst := start(t, "", log, func(c *server.Config) { c.APIKeys = "acme:key-of-acme-0123456789" })
 	c := inst.convo(t, "log-dispute", "bank.open_dispute")
 	c.ctx = metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer key-of-acme-0123456789",
@@ -475,7 +476,7 @@ func TestTurnLogLines(t *testing.T) {
 func TestLogsNeverHoldCardNumbers(t *testing.T) {
 	t.Parallel()
 	var buf servertest.LogBuffer
-	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := slog.New(logline.NewJSON(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	inst := start(t, dbtest.NewDatabase(t), log)
 
 	const card = "4276160012345678"
@@ -615,7 +616,7 @@ func TestHandoffAndBackendMetrics(t *testing.T) {
 func TestRefusedTurnsAreCountedAndLogged(t *testing.T) {
 	t.Parallel()
 	var buf servertest.LogBuffer
-	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	log := slog.New(logline.NewJSON(&buf, nil))
 	inst := start(t, "", log, func(c *server.Config) { c.Limits.MaxRequestBytes = 1024 })
 	big := inst.convo(t, "too-big", "travel.search_flights")
 	if _, err := inst.client.Turn(context.Background(), big.request(`{"from": "`+strings.Repeat("x", 2000)+`"}`)); status.Code(err) != codes.InvalidArgument {

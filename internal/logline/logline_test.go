@@ -1,0 +1,316 @@
+package logline_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/slotd/slotd/clarify"
+	"github.com/slotd/slotd/internal/logline"
+	"github.com/slotd/slotd/merge"
+	"github.com/slotd/slotd/problem"
+	"github.com/slotd/slotd/session"
+)
+
+// pieces are what the tests' strings are made of: the languages slotd's
+// users write in, and whatever JSON escapes, or might.
+var pieces = []string{
+	"", "a", "chat-42", "bank.open_dispute", "Оспорить операцию", "Привіт, як справи?", "ґанок, їжак, є", "Ёё",
+	"🙂", "👩‍👩‍👧", "🇺🇦", `"`, `\`, `\"`, `\u0041`, "\n", "\r\n", "\t", "\x00", "\x01", "\x1f", "\x7f", " ",
+	"<script>", "&amp;", "<>&", "\u2028", "\u2029", "\u202a", "\xff", "\xc3", "\xe2\x80", "\xed\xa0\x80",
+	"\ufffd", "\u00a0", "e\u0301", "•••• 1111", "'", "/", "%s", "{}", "\u0000",
+}
+
+// dirty is a random string of pieces, now and then random bytes or a very
+// long id.
+func dirty(r *rand.Rand) string {
+	var b strings.Builder
+	switch r.IntN(20) {
+	case 0:
+		for range r.IntN(40) {
+			b.WriteByte(byte(r.Uint32()))
+		}
+	case 1:
+		b.WriteString(strings.Repeat("id-Ж\"", 1+r.IntN(3000)))
+	}
+	for range r.IntN(6) {
+		b.WriteString(pieces[r.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
+var decisions = []merge.Decision{merge.Filled, merge.Unchanged, merge.Overwritten, merge.Pending, merge.IgnoredNull,
+	merge.Rejected, merge.Carried, merge.Confirmed, merge.Discarded, merge.Cleared}
+
+var zones = []*time.Location{time.UTC, time.Local, time.FixedZone("", 3*3600), time.FixedZone("NPT", 5*3600+45*60),
+	time.FixedZone("X", -(9*3600 + 30*60))}
+
+func randomTime(r *rand.Rand) time.Time {
+	switch r.IntN(20) {
+	case 0:
+		return time.Time{}
+	case 1:
+		return time.Now() // with a monotonic reading
+	case 2:
+		return time.Date(-1+r.IntN(2)*10001, 1, 1, 0, 0, 0, 0, time.UTC) // outside 0-9999
+	case 3:
+		return time.Date(r.IntN(10000), time.Month(1+r.IntN(12)), 1+r.IntN(28), 0, 0, 0, 0, time.UTC)
+	}
+	ns := []int{0, 1, 100, 1_000, 1_000_000, 120_000_000, 999_999_999}
+	n := ns[r.IntN(len(ns))]
+	if r.IntN(2) == 0 {
+		n = r.IntN(1e9)
+	}
+	return time.Unix(1.7e9+r.Int64N(1e9), int64(n)).In(zones[r.IntN(len(zones))])
+}
+
+func randomLatency(r *rand.Rand) float64 {
+	switch r.IntN(12) {
+	case 0:
+		return 0
+	case 1:
+		return float64(time.Duration(math.MaxInt64).Microseconds()) / 1000
+	case 2:
+		return 1e-3
+	case 3:
+		return []float64{1e-7, 5e-324, 1e21, 1.5e300, -2.5e-9, math.Copysign(0, -1), 1e20, 999999.9999}[r.IntN(8)]
+	case 4:
+		return []float64{math.NaN(), math.Inf(1), math.Inf(-1)}[r.IntN(3)]
+	case 5:
+		return math.Float64frombits(r.Uint64())
+	}
+	return float64(r.Int64N(int64(1<<r.IntN(40)))) / 1000
+}
+
+func randomResult(r *rand.Rand) *session.Result {
+	if r.IntN(4) == 0 {
+		return nil
+	}
+	res := &session.Result{Session: session.View{ID: dirty(r), Version: r.Int64() >> r.IntN(64)}, Replayed: r.IntN(2) == 0}
+	if r.IntN(3) == 0 {
+		res.Session.Version = -res.Session.Version
+	}
+	n := r.IntN(5)
+	if r.IntN(10) == 0 {
+		n = r.IntN(100)
+	}
+	for range n {
+		d := decisions[r.IntN(len(decisions))]
+		if r.IntN(8) == 0 {
+			d = merge.Decision(dirty(r))
+		}
+		res.Changes = append(res.Changes, session.Change{Change: merge.Change{Slot: dirty(r), Decision: d}})
+	}
+	if r.IntN(2) == 0 {
+		res.Question = &clarify.Question{Slot: dirty(r)}
+	}
+	if r.IntN(3) == 0 {
+		res.Problem = &problem.Problem{Type: dirty(r), Errors: make([]problem.FieldError, r.IntN(4))}
+	}
+	res.Facts.FirstReady, res.Facts.FirstAttempt = r.IntN(3) == 0, r.IntN(2) == 0
+	return res
+}
+
+func randomTurn(r *rand.Rand) logline.Turn {
+	levels := []slog.Level{slog.LevelInfo, slog.LevelWarn, slog.LevelDebug, slog.LevelError, slog.LevelInfo + 2, -8}
+	return logline.Turn{Time: randomTime(r), Level: levels[r.IntN(len(levels))],
+		RequestID: dirty(r), Tenant: dirty(r), Tool: dirty(r), ConversationID: dirty(r), TurnID: dirty(r),
+		Action: dirty(r), Code: dirty(r), LatencyMS: randomLatency(r), Result: randomResult(r)}
+}
+
+// record is the turn's record as slotd's server makes it for slog.
+func record(t logline.Turn) slog.Record {
+	rec := slog.NewRecord(t.Time, t.Level, "turn", 0)
+	rec.AddAttrs(slog.String("request_id", t.RequestID), slog.String("tenant", t.Tenant), slog.String("tool", t.Tool),
+		slog.String("conversation_id", t.ConversationID), slog.String("turn_id", t.TurnID),
+		slog.String("action", t.Action), slog.String("code", t.Code), slog.Float64("latency_ms", t.LatencyMS))
+	res := t.Result
+	if res == nil {
+		return rec
+	}
+	var counts []slog.Attr
+next:
+	for _, ch := range res.Changes {
+		for i := range counts {
+			if counts[i].Key == string(ch.Decision) {
+				counts[i].Value = slog.IntValue(int(counts[i].Value.Int64()) + 1)
+				continue next
+			}
+		}
+		counts = append(counts, slog.Int(string(ch.Decision), 1))
+	}
+	rec.AddAttrs(slog.String("session_id", res.Session.ID), slog.Int64("version", res.Session.Version),
+		slog.Bool("replayed", res.Replayed), slog.Attr{Key: "decisions", Value: slog.GroupValue(counts...)})
+	if res.Question != nil && res.Question.Slot != "" {
+		rec.AddAttrs(slog.String("slot", res.Question.Slot))
+	}
+	if p := res.Problem; p != nil {
+		rec.AddAttrs(slog.String("problem", p.Type), slog.Int("problem_errors", len(p.Errors)))
+	}
+	if res.Facts.FirstReady {
+		rec.AddAttrs(slog.Bool("first_ready", true), slog.Bool("first_attempt", res.Facts.FirstAttempt))
+	}
+	return rec
+}
+
+// WriteTurn writes what slog's JSON handler writes of the turn's record,
+// byte for byte, or leaves the record to it.
+func TestWriteTurnWritesAsSlog(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(1, 2))
+	written := 0
+	for i := range 20000 {
+		turn := randomTurn(r)
+		var opts *slog.HandlerOptions
+		if i%2 == 0 {
+			opts = &slog.HandlerOptions{Level: slog.LevelDebug}
+		}
+		var got, want bytes.Buffer
+		ok, err := logline.NewJSON(&got, opts).WriteTurn(turn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := slog.NewJSONHandler(&want, opts).Handle(context.Background(), record(turn)); err != nil {
+			t.Fatal(err)
+		}
+		y := turn.Time.Year()
+		if wantOK := y >= 0 && y < 10000 && !math.IsNaN(turn.LatencyMS) && !math.IsInf(turn.LatencyMS, 0); ok != wantOK {
+			t.Fatalf("WriteTurn of a turn at %v, latency %v: %v, want %v", turn.Time, turn.LatencyMS, ok, wantOK)
+		}
+		if !ok {
+			if got.Len() != 0 {
+				t.Fatalf("WriteTurn wrote %q and reported it did not", got.String())
+			}
+			continue
+		}
+		written++
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("turn %d:\nWriteTurn: %q\nslog:      %q", i, got.String(), want.String())
+		}
+	}
+	if written < 15000 {
+		t.Errorf("WriteTurn wrote %d turns of 20000", written)
+	}
+}
+
+// Options that change what the JSON handler writes leave every line to it;
+// WithAttrs and WithGroup make a handler without WriteTurn.
+func TestWriteTurnLeavesOtherHandlersToSlog(t *testing.T) {
+	t.Parallel()
+	turn := logline.Turn{Time: time.Now(), Level: slog.LevelInfo, Tenant: "acme", Code: "OK", LatencyMS: 1.5}
+	for _, tc := range []struct {
+		name string
+		opts *slog.HandlerOptions
+		fast bool
+	}{
+		{"default options", nil, true},
+		{"a level", &slog.HandlerOptions{Level: slog.LevelWarn}, true},
+		{"ReplaceAttr", &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr { return a }}, false},
+		{"AddSource", &slog.HandlerOptions{AddSource: true}, false},
+	} {
+		var buf bytes.Buffer
+		ok, err := logline.NewJSON(&buf, tc.opts).WriteTurn(turn)
+		if ok != tc.fast || err != nil || (buf.Len() > 0) != tc.fast {
+			t.Errorf("%s: WriteTurn = %v, %v, wrote %q; want %v", tc.name, ok, err, buf.String(), tc.fast)
+		}
+	}
+	type turnWriter interface {
+		WriteTurn(logline.Turn) (bool, error)
+	}
+	h := logline.NewJSON(io.Discard, nil)
+	for name, d := range map[string]slog.Handler{
+		"WithAttrs": h.WithAttrs([]slog.Attr{slog.String("k", "v")}), "WithGroup": h.WithGroup("g"),
+	} {
+		if _, ok := d.(turnWriter); ok {
+			t.Errorf("the handler %s makes has WriteTurn", name)
+		}
+	}
+}
+
+// exclusive is a writer that counts the Writes made while another one is
+// under way.
+type exclusive struct {
+	busy     atomic.Bool
+	overlaps atomic.Int64
+	buf      bytes.Buffer
+}
+
+func (w *exclusive) Write(p []byte) (int, error) {
+	if !w.busy.CompareAndSwap(false, true) {
+		w.overlaps.Add(1)
+		return 0, errors.New("a Write while another is under way")
+	}
+	defer w.busy.Store(false)
+	return w.buf.Write(p)
+}
+
+// Lines written at once from many goroutines, by WriteTurn and by slog
+// through the handler and the ones it makes, are each one Write, one
+// after another.
+func TestConcurrentLinesDoNotInterleave(t *testing.T) {
+	t.Parallel()
+	var w exclusive
+	h := logline.NewJSON(&w, nil)
+	log := slog.New(h)
+	with, group := log.With("conn", "c-1"), log.WithGroup("g")
+	r := rand.New(rand.NewPCG(3, 4))
+	turns := make([]logline.Turn, 64)
+	for i := range turns {
+		turns[i] = randomTurn(r)
+		turns[i].Time, turns[i].LatencyMS = time.Now(), 1.25
+	}
+	const goroutines, lines = 32, 300
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range lines {
+				switch i % 4 {
+				case 0, 1:
+					if _, err := h.WriteTurn(turns[(g+i)%len(turns)]); err != nil {
+						t.Error(err)
+						return
+					}
+				case 2:
+					log.Info("metrics serving", "addr", "127.0.0.1:9090", "n", i)
+				case 3:
+					with.Warn(strings.Repeat("x", i), "g", g)
+					group.Info("grouped", "i", i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := w.overlaps.Load(); n > 0 {
+		t.Fatalf("%d Writes while another was under way", n)
+	}
+	out := strings.Split(strings.TrimSuffix(w.buf.String(), "\n"), "\n")
+	if want := goroutines * lines * 5 / 4; len(out) != want {
+		t.Errorf("%d lines, want %d", len(out), want)
+	}
+	for _, line := range out {
+		if !json.Valid([]byte(line)) {
+			t.Fatalf("a line is not JSON: %q", line)
+		}
+	}
+}
+
+func ExampleHandler_WriteTurn() {
+	var buf bytes.Buffer
+	h := logline.NewJSON(&buf, nil)
+	_, _ = h.WriteTurn(logline.Turn{Time: time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC), Level: slog.LevelInfo,
+		Tenant: "acme", Tool: "bank.open_dispute", Action: "ASK", Code: "OK", LatencyMS: 1.25})
+	fmt.Print(buf.String())
+	// Output:
+	// {"time":"2026-08-23T10:00:00Z","level":"INFO","msg":"turn","request_id":"","tenant":"acme","tool":"bank.open_dispute","conversation_id":"","turn_id":"","action":"ASK","code":"OK","latency_ms":1.25}
+}
