@@ -386,7 +386,7 @@ func openDirect(ctx context.Context, cfg Config, dbURL, metricsURL string, rep *
 	} else {
 		rep.PoolNote = fmt.Sprintf("slotd's pool size is unknown (give --metrics-url); the direct side used %d connections", dcfg.MaxConns)
 	}
-	pgstore.Configure(dcfg) // as slotd does: the same work on both sides
+	server.ConfigurePool(dcfg) // as slotd does: the same work in the same sessions on both sides
 	dcfg.ConnConfig.RuntimeParams["application_name"] = directAppName
 	pool, err := pgxpool.NewWithConfig(ctx, dcfg)
 	if err != nil {
