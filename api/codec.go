@@ -23,7 +23,16 @@ import (
 // memory linear in the request's size, whatever it holds. And slotd's own
 // messages are marshalled by the code generated for them (`make proto`,
 // features marshal and size), without protobuf-go's reflection; requests
-// are still decoded by protobuf-go, for the limits above.
+// are still decoded and sized by protobuf-go, for the limits above (the
+// generated sizes leave out unknown fields inside well-known types, which
+// a request may carry).
+//
+// Unlike protobuf-go's, the generated marshalling does not check that
+// strings are UTF-8: it sends what it is given. What slotd answers is
+// UTF-8 by construction: requests are checked as they are decoded,
+// contracts and stored JSON decode to UTF-8, texts are cut by runes, and
+// slots and arguments become Structs through newStruct, which refuses
+// anything else as structpb does.
 type Codec struct{}
 
 var _ encoding.CodecV2 = Codec{}
@@ -42,15 +51,6 @@ func (Codec) Name() string { return "proto" }
 type generated interface {
 	SizeVT() int
 	MarshalToSizedBufferVT([]byte) (int, error)
-}
-
-// messageSize is m's size on the wire, by its generated code when it has
-// some.
-func messageSize(m proto.Message) int {
-	if g, ok := m.(generated); ok {
-		return g.SizeVT()
-	}
-	return proto.Size(m)
 }
 
 // Marshal implements encoding.CodecV2. Like grpc's own codec, it marshals

@@ -261,7 +261,7 @@ func (g *Guard) Limit() grpc.UnaryServerInterceptor {
 			if field, why := undecodable(m); field != "" {
 				return refuse(problem.InvalidRequest(field, why))
 			}
-			if n := messageSize(m); n > g.limits.MaxRequestBytes {
+			if n := proto.Size(m); n > g.limits.MaxRequestBytes {
 				return refuse(problem.InvalidRequest("request",
 					fmt.Sprintf("%d bytes; at most %d", n, g.limits.MaxRequestBytes)))
 			}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +19,10 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/servertest"
@@ -444,5 +448,30 @@ func TestStreamPlaceIsGivenBackWhenTheHandlerReturns(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // for AfterFunc's goroutines, had they run
 	if n := g.Streams(); n != 1 {
 		t.Fatalf("after the first streams ended: %d places taken, want 1 (the third call's)", n)
+	}
+}
+
+// A request is sized with everything it carries: unknown fields hidden
+// inside its arguments' Struct or Values count too (generated sizes of
+// well-known types leave them out).
+func TestLimitCountsUnknownFieldsInsideStructs(t *testing.T) {
+	t.Parallel()
+	g := NewGuard(Limits{MaxRequestBytes: 4096}, slog.New(slog.DiscardHandler))
+	hidden := protowire.AppendBytes(protowire.AppendTag(nil, 99, protowire.BytesType), bytes.Repeat([]byte("x"), 8192))
+	args, err := structpb.NewStruct(map[string]any{"reason": "duplicate", "amount": "1200.50"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inStruct := &slotdv1.TurnRequest{ConversationId: "c", Tool: "bank.open_dispute", TurnId: "t", Arguments: args}
+	inStruct.Arguments.ProtoReflect().SetUnknown(hidden)
+	inValue := &slotdv1.TurnRequest{ConversationId: "c", Tool: "bank.open_dispute", TurnId: "t", Arguments: proto.Clone(args).(*structpb.Struct)}
+	inValue.Arguments.Fields["reason"].ProtoReflect().SetUnknown(hidden)
+	for name, req := range map[string]*slotdv1.TurnRequest{"in the Struct": inStruct, "in a Value": inValue} {
+		called := false
+		_, err := g.Limit()(context.Background(), req, &grpc.UnaryServerInfo{FullMethod: slotdv1.SlotService_Turn_FullMethodName},
+			func(context.Context, any) (any, error) { called = true; return nil, nil })
+		if called || status.Code(err) != codes.InvalidArgument {
+			t.Errorf("8 KiB hidden %s of a request limited to 4 KiB: handler called %v, %v; want INVALID_ARGUMENT", name, called, err)
+		}
 	}
 }

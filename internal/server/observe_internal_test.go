@@ -147,8 +147,9 @@ func TestTurnLineAsSlogWritesIt(t *testing.T) {
 	clock := func() time.Time { return now }
 	type pair struct{ logline, slog *observer }
 	var pairs []pair
+	var handled int
 	for _, opts := range []*slog.HandlerOptions{nil, {Level: slog.LevelDebug}} {
-		pairs = append(pairs, pair{testObserver(t, logline.NewJSON(&got, opts), clock),
+		pairs = append(pairs, pair{testObserver(t, countingHandler{logline.NewJSON(&got, opts), &handled}, clock),
 			testObserver(t, slog.NewJSONHandler(&want, opts), clock)})
 	}
 	r := rand.New(rand.NewPCG(5, 6))
@@ -168,6 +169,21 @@ func TestTurnLineAsSlogWritesIt(t *testing.T) {
 			t.Fatalf("report %d:\nlogline: %q\nslog:    %q", i, got.String(), want.String())
 		}
 	}
+	if handled != 0 {
+		t.Errorf("%d turn lines went through slog's Handle: the fast path was not taken", handled)
+	}
+}
+
+// countingHandler counts the records handed to its handler, keeping its
+// WriteTurn.
+type countingHandler struct {
+	*logline.Handler
+	n *int
+}
+
+func (h countingHandler) Handle(ctx context.Context, r slog.Record) error {
+	*h.n++
+	return h.Handler.Handle(ctx, r)
 }
 
 // A logline handler whose lines slog's JSON handler writes otherwise than
