@@ -91,6 +91,12 @@ func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
 	buf := pooled.ReadOnlyData()
 	err := unmarshal.Unmarshal(buf, m)
 	if err == nil {
+		// The mark is the codec's alone: a caller sending that field
+		// itself would have Limit refuse its request with the caller's
+		// own words.
+		if r := m.ProtoReflect(); len(r.GetUnknown()) > 0 {
+			r.SetUnknown(withoutMark(r.GetUnknown()))
+		}
 		return nil
 	}
 	proto.Reset(m)
@@ -140,6 +146,34 @@ func undecodable(m proto.Message) (field, why string) {
 func invalidUTF8Field(m proto.Message) string {
 	field, _ := undecodable(m)
 	return field
+}
+
+// withoutMark is b, unknown fields as protobuf-go keeps them (each well
+// formed), without any field of the mark's number.
+func withoutMark(b []byte) []byte {
+	var out []byte
+	for rest := b; len(rest) > 0; {
+		num, typ, n := protowire.ConsumeTag(rest)
+		if n < 0 {
+			return b
+		}
+		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
+		if m < 0 {
+			return b
+		}
+		if num == markField {
+			if out == nil {
+				out = append([]byte{}, b[:len(b)-len(rest)]...)
+			}
+		} else if out != nil {
+			out = append(out, rest[:n+m]...)
+		}
+		rest = rest[n+m:]
+	}
+	if out == nil {
+		return b
+	}
+	return out
 }
 
 func markOf(m proto.Message) string {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -372,5 +374,40 @@ func BenchmarkNewStruct(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestCodecDropsACallersMark: a request carrying the field number of the
+// codec's mark is not taken as undecodable with the caller's own words;
+// that field is dropped, every other unknown field kept.
+func TestCodecDropsACallersMark(t *testing.T) {
+	t.Parallel()
+	sent := &slotdv1.TurnRequest{ConversationId: "conv-7781", Tool: "bank.open_dispute", TurnId: "call_1"}
+	b, err := proto.Marshal(sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := protowire.AppendVarint(protowire.AppendTag(nil, 500, protowire.VarintType), 7)
+	forged := protowire.AppendString(protowire.AppendTag(nil, markField, protowire.BytesType), "tool\nсм. карту 4111 1111 1111 1111")
+	for name, wire := range map[string][]byte{
+		"mark alone":           append(append([]byte{}, b...), forged...),
+		"mark among unknowns":  append(append(append(append([]byte{}, b...), other...), forged...), other...),
+		"mark twice, varint":   append(append(append([]byte{}, b...), forged...), protowire.AppendVarint(protowire.AppendTag(nil, markField, protowire.VarintType), 1)...),
+		"no mark, one unknown": append(append([]byte{}, b...), other...),
+	} {
+		var got slotdv1.TurnRequest
+		if err := (Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire)}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if field, why := undecodable(&got); field != "" || why != "" {
+			t.Errorf("%s: taken as undecodable (%q, %q)", name, field, why)
+		}
+		if got.GetTool() != "bank.open_dispute" || got.GetTurnId() != "call_1" {
+			t.Errorf("%s: decoded %v", name, &got)
+		}
+		unknown := got.ProtoReflect().GetUnknown()
+		if want := bytes.Count(wire, other) * len(other); len(unknown) != want || (want > 0 && !bytes.Contains(unknown, other)) {
+			t.Errorf("%s: unknown fields %x, want the %d bytes of field 500", name, unknown, want)
+		}
 	}
 }
