@@ -13,7 +13,6 @@ import (
 // answer carries the session's slots as a Struct, and READY the arguments
 // too. Other values (nested objects, lists, null) are made by NewValue.
 func newStruct(m map[string]any) (*structpb.Struct, error) {
-	fields := make(map[string]*structpb.Value, len(m))
 	var strs, nums, bools int
 	for _, v := range m {
 		switch v.(type) {
@@ -29,6 +28,7 @@ func newStruct(m map[string]any) (*structpb.Struct, error) {
 	strKinds := make([]structpb.Value_StringValue, strs)
 	numKinds := make([]structpb.Value_NumberValue, nums)
 	boolKinds := make([]structpb.Value_BoolValue, bools)
+	fields := make(map[string]*structpb.Value, len(m))
 	for k, v := range m {
 		if !utf8.ValidString(k) {
 			return nil, fmt.Errorf("invalid UTF-8 in string: %q", k)
@@ -39,22 +39,16 @@ func newStruct(m map[string]any) (*structpb.Struct, error) {
 			if !utf8.ValidString(v) {
 				return nil, fmt.Errorf("invalid UTF-8 in string: %q", v)
 			}
-			x, vals = &vals[0], vals[1:]
-			kind := &strKinds[len(strKinds)-strs]
-			strs--
-			kind.StringValue = v
+			kind := next(&strKinds)
+			kind.StringValue, x = v, next(&vals)
 			x.Kind = kind
 		case float64:
-			x, vals = &vals[0], vals[1:]
-			kind := &numKinds[len(numKinds)-nums]
-			nums--
-			kind.NumberValue = v
+			kind := next(&numKinds)
+			kind.NumberValue, x = v, next(&vals)
 			x.Kind = kind
 		case bool:
-			x, vals = &vals[0], vals[1:]
-			kind := &boolKinds[len(boolKinds)-bools]
-			bools--
-			kind.BoolValue = v
+			kind := next(&boolKinds)
+			kind.BoolValue, x = v, next(&vals)
 			x.Kind = kind
 		default:
 			var err error
@@ -65,4 +59,11 @@ func newStruct(m map[string]any) (*structpb.Struct, error) {
 		fields[k] = x
 	}
 	return &structpb.Struct{Fields: fields}, nil
+}
+
+// next takes the first element off *s.
+func next[T any](s *[]T) *T {
+	x := &(*s)[0]
+	*s = (*s)[1:]
+	return x
 }
