@@ -14,9 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // Attacks (floods, deep nesting) are played against slotd in a process of
@@ -126,26 +124,7 @@ func launch(t *testing.T, prlimit, bin string, flags []string) (*process, string
 // not, or ended first.
 func (p *process) serving(t *testing.T) bool {
 	t.Helper()
-	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	hc := healthpb.NewHealthClient(conn)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
-		cancel()
-		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
-			return true
-		}
-		select {
-		case <-p.done:
-			return false
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return false
+	return servertest.Serving(servertest.Dial(t, p.addr), p.done)
 }
 
 // alive reports whether the process still runs.

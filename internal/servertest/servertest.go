@@ -48,16 +48,30 @@ func Dial(t testing.TB, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 // SERVING, and fails the test when it does not.
 func WaitServing(t testing.TB, conn *grpc.ClientConn) {
 	t.Helper()
-	hc := healthpb.NewHealthClient(conn)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
-		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !Serving(conn, nil) {
+		t.Fatal("slotd did not become SERVING within 30s")
 	}
-	t.Fatal("slotd did not become SERVING within 30s")
+}
+
+// Serving waits up to 30s until the gRPC health service on conn says
+// SERVING; false when it does not, or when ended (a server's process
+// exiting; nil for none) is closed first.
+func Serving(conn *grpc.ClientConn, ended <-chan struct{}) bool {
+	hc := healthpb.NewHealthClient(conn)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
+		cancel()
+		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
+			return true
+		}
+		select {
+		case <-ended:
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return false
 }
 
 // LogBuffer is a log sink that a server's goroutines may write at once
