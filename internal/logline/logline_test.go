@@ -17,38 +17,14 @@ import (
 	"time"
 
 	"github.com/slotd/slotd/clarify"
+	"github.com/slotd/slotd/internal/dirtytest"
 	"github.com/slotd/slotd/internal/logline"
 	"github.com/slotd/slotd/merge"
 	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
 )
 
-// pieces are what the tests' strings are made of: the languages slotd's
-// users write in, and whatever JSON escapes, or might.
-var pieces = []string{
-	"", "a", "chat-42", "bank.open_dispute", "Оспорить операцию", "Привіт, як справи?", "ґанок, їжак, є", "Ёё",
-	"🙂", "👩‍👩‍👧", "🇺🇦", `"`, `\`, `\"`, `\u0041`, "\n", "\r\n", "\t", "\x00", "\x01", "\x1f", "\x7f", " ",
-	"<script>", "&amp;", "<>&", "\u2028", "\u2029", "\u202a", "\xff", "\xc3", "\xe2\x80", "\xed\xa0\x80",
-	"\ufffd", "\u00a0", "e\u0301", "•••• 1111", "'", "/", "%s", "{}", "\u0000",
-}
-
-// dirty is a random string of pieces, now and then random bytes or a very
-// long id.
-func dirty(r *rand.Rand) string {
-	var b strings.Builder
-	switch r.IntN(20) {
-	case 0:
-		for range r.IntN(40) {
-			b.WriteByte(byte(r.Uint32()))
-		}
-	case 1:
-		b.WriteString(strings.Repeat("id-Ж\"", 1+r.IntN(3000)))
-	}
-	for range r.IntN(6) {
-		b.WriteString(pieces[r.IntN(len(pieces))])
-	}
-	return b.String()
-}
+func dirty(r *rand.Rand) string { return dirtytest.String(r, 3000) }
 
 var decisions = []merge.Decision{merge.Filled, merge.Unchanged, merge.Overwritten, merge.Pending, merge.IgnoredNull,
 	merge.Rejected, merge.Carried, merge.Confirmed, merge.Discarded, merge.Cleared}

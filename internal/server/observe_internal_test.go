@@ -17,6 +17,7 @@ import (
 
 	"github.com/slotd/slotd/api"
 	"github.com/slotd/slotd/clarify"
+	"github.com/slotd/slotd/internal/dirtytest"
 	"github.com/slotd/slotd/internal/logline"
 	"github.com/slotd/slotd/internal/metrics"
 	"github.com/slotd/slotd/merge"
@@ -56,29 +57,7 @@ func withRequestID(t testing.TB, id string) context.Context {
 	return call
 }
 
-// pieces are what the reports' strings are made of: the languages slotd's
-// users write in, card numbers, and whatever JSON escapes, or might.
-var pieces = []string{
-	"", "a", "chat-42", "bank.open_dispute", "Оспорить операцию", "Привіт, як справи?", "ґанок, їжак, є",
-	"🙂", "👩‍👩‍👧", `"`, `\`, "\n", "\r", "\t", "\x00", "\x1f", "\x7f", "<script>", "&amp;", "<>&",
-	"\u2028", "\u2029", "\xff", "\xc3", "\xe2\x80", "\ufffd", "\u00a0", "4111 1111 1111 1111", "4276160012345678",
-}
-
-func dirty(r *rand.Rand) string {
-	var b strings.Builder
-	switch r.IntN(20) {
-	case 0:
-		for range r.IntN(40) {
-			b.WriteByte(byte(r.Uint32()))
-		}
-	case 1:
-		b.WriteString(strings.Repeat("id-Ж\"", 1+r.IntN(300)))
-	}
-	for range r.IntN(6) {
-		b.WriteString(pieces[r.IntN(len(pieces))])
-	}
-	return b.String()
-}
+func dirty(r *rand.Rand) string { return dirtytest.String(r, 300) }
 
 // requestID is a request id slotd takes from a caller: printable ASCII, or
 // "" for one slotd makes.
