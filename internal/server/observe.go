@@ -154,13 +154,10 @@ func (o *observer) logTurn(ctx context.Context, r api.TurnReport, t metrics.Turn
 		return
 	}
 	in := r.Request
-	conversation, turn := in.ConversationID, in.TurnID
-	if r.Result == nil {
-		// A refused call's ids may hold anything. A turn with a result
-		// passed the engine's checks, which refuse ids over 256 bytes or
-		// holding a card number: masking would find nothing to mask.
-		conversation, turn = redact.LoggedID(conversation), redact.LoggedID(turn)
-	}
+	// Taken turns' ids too: the engine refuses an id holding a card number
+	// by issuer and checksum, while masking cuts any run of 13 to 19
+	// digits (conv-1234567890123 is taken, and logs as conv-•••• 0123).
+	conversation, turn := redact.LoggedID(in.ConversationID), redact.LoggedID(in.TurnID)
 	now, latency := o.now(), float64(t.Duration.Microseconds())/1000
 	// slotd's own handler writes the line itself; any other handler, and
 	// one whose options change what the line would say, gets the record.

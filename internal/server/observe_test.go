@@ -458,6 +458,15 @@ func TestTurnLogLines(t *testing.T) {
 		t.Errorf("a card number in conversation_id is not masked in the log:\n%s", out)
 	}
 
+	// An id the engine takes, with a run of digits masking cuts (not a
+	// card number by issuer and checksum), is masked in the log as well.
+	digits := inst.convo(t, "conv-1234567890123", "travel.search_flights")
+	digits.ctx = c.ctx
+	digits.send(`{"from": "MAD"}`, slotdv1.Action_ACTION_ASK)
+	if out := buf.String(); strings.Contains(out, "1234567890123") || !strings.Contains(out, `"conversation_id":"conv-•••• 0123"`) {
+		t.Errorf("a taken conversation_id with 13 digits in a row is not masked in the log:\n%s", out)
+	}
+
 	// A failed turn is logged too, with its code.
 	bad := inst.convo(t, "log-bad", "no.such_tool")
 	bad.ctx = c.ctx
@@ -465,7 +474,7 @@ func TestTurnLogLines(t *testing.T) {
 		t.Fatal("a turn of an unknown tool succeeded")
 	}
 	lines = turnLines(t, buf.String())
-	if len(lines) != 3 || lines[2]["code"] == "OK" || lines[2]["action"] != "" || lines[2]["tool"] != "other" {
+	if len(lines) != 4 || lines[3]["code"] == "OK" || lines[3]["action"] != "" || lines[3]["tool"] != "other" {
 		t.Errorf("failed turn's log line = %v, want a code other than OK, no action and tool other", lines[len(lines)-1])
 	}
 }
