@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/slotd/slotd/problem"
 )
 
 // fastSchemas are schemas that stretch the fast path: every keyword it
@@ -152,33 +150,19 @@ func TestFastPathAgreesWithTheLibrary(t *testing.T) {
 					}
 				}
 			}
-			inst := c.validationSlots(slots)
-			got := c.CheckIn(slots, "ru")
-			want := c.checkLibrary(inst, slots, "ru")
-			if !reflect.DeepEqual(got.Missing, want.Missing) || !reflect.DeepEqual(byPointer(got.Violations), byPointer(want.Violations)) {
-				t.Fatalf("%s %v: fast path %+v, library %+v", c.Name, slots, got, want)
+			// Where the fast path is not sure, CheckIn is the library's
+			// check: only where it is sure is there anything to compare.
+			if d := c.FastDisagreement(slots, "ru"); d != "" {
+				t.Fatalf("%s %s", c.Name, d)
 			}
 			if c.fast != nil {
-				if _, ok := c.fast.check(inst); ok {
-					// The fast path's report is the library's, field by field.
-					if !reflect.DeepEqual(got, want) {
-						t.Fatalf("%s %v: fast path %#v, library %#v", c.Name, slots, got, want)
-					}
+				if _, ok := c.fast.check(c.validationSlots(slots)); ok {
 					sure++
-					if got.Valid() {
+					if c.CheckIn(slots, "ru").Valid() {
 						valid++
 					} else {
 						missing++
 					}
-				}
-			}
-			for k, v := range inst {
-				p := c.byName[k]
-				if p == nil || p.fast == nil || !p.fast.valid(v) {
-					continue
-				}
-				if err := p.schema.Validate(v); err != nil {
-					t.Fatalf("%s.%s = %#v: the fast path accepts, the library says %v", c.Name, k, v, err)
 				}
 			}
 		}
@@ -186,14 +170,6 @@ func TestFastPathAgreesWithTheLibrary(t *testing.T) {
 			t.Errorf("%s: the fast path answered %d of %d objects (%d valid, %d missing slots): too few to hold it to anything", c.Name, sure, n, valid, missing)
 		}
 	}
-}
-
-// byPointer orders violations by the slot they name: the library reports
-// an object's properties in map order.
-func byPointer(v []problem.FieldError) []problem.FieldError {
-	out := slices.Clone(v)
-	slices.SortStableFunc(out, func(a, b problem.FieldError) int { return strings.Compare(a.Pointer, b.Pointer) })
-	return out
 }
 
 // validValue picks a value likely to pass property p, so that random
