@@ -138,16 +138,19 @@ func (c *convo) open() []*Session {
 	return out
 }
 
-// left is the last use of a session that has left the open set, as a store
-// reads it.
+// left is the last use of the session that left the open set last (by
+// updated_at, when it ended), as the stores read it.
 func (c *convo) left() Use {
-	var u Use
+	var last *Session
 	for _, s := range c.sessions {
-		if !s.Open && s.Use().At.After(u.At) {
-			u = s.Use()
+		if !s.Open && (last == nil || s.UpdatedAt.After(last.UpdatedAt)) {
+			last = s
 		}
 	}
-	return u
+	if last == nil {
+		return Use{}
+	}
+	return last.Use()
 }
 
 // send plans a turn of tool with args and fails the test on an error.
