@@ -333,12 +333,9 @@ func openSlotd(ctx context.Context, cfg Config, dbURL string) (*slotdSide, error
 	return sl, nil
 }
 
-// clientOptions are the bench client's: static flow-control windows, as
-// slotd's own, so no bandwidth-probing ping goes beside every round of
-// turns.
-func clientOptions() []grpc.DialOption {
-	return []grpc.DialOption{grpc.WithStaticStreamWindowSize(64 << 10), grpc.WithStaticConnWindowSize(1 << 20)}
-}
+// clientOptions are the bench client's: slotd's own static flow-control
+// windows, so no bandwidth-probing ping goes beside every round of turns.
+func clientOptions() []grpc.DialOption { return server.ClientWindows() }
 
 func (sl *slotdSide) close() {
 	sl.closing.Do(func() {

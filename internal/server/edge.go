@@ -47,6 +47,13 @@ const (
 	connWindow   = 1 << 20
 )
 
+// ClientWindows are dial options giving a client slotd's own static
+// flow-control windows, for clients in slotd's process (the bench's): no
+// bandwidth-probing ping beside every round of data.
+func ClientWindows() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithStaticStreamWindowSize(streamWindow), grpc.WithStaticConnWindowSize(connWindow)}
+}
+
 // transportOptions bound the gRPC transport: streams per connection,
 // header size, handshakes, idle connections, keepalive pings.
 func transportOptions() []grpc.ServerOption {

@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -11,6 +13,9 @@ import (
 	"golang.org/x/net/http2/hpack"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // TestFlowControlWindowsAreStatic: slotd announces fixed flow-control
@@ -80,5 +85,53 @@ func TestFlowControlWindowsAreStatic(t *testing.T) {
 	}
 	if streamWindow != 64<<10 || connWindow < 1<<20 {
 		t.Errorf("windows: %d a stream, %d the connection; want 65536 and 1 MiB", streamWindow, connWindow)
+	}
+}
+
+// TestClientWindowsAreSlotds: a client dialled with server.ClientWindows
+// (the bench's) announces slotd's own static windows, 64 KiB a stream and
+// 1 MiB a connection, not grpc-go's dynamic 64 KiB − 1 that grows.
+func TestClientWindowsAreSlotds(t *testing.T) {
+	t.Parallel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	conn := servertest.Dial(t, lis.Addr().String(), server.ClientWindows()...)
+	go func() {
+		_, _ = healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	}()
+	nc, err := lis.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+	preface := make([]byte, len(http2.ClientPreface))
+	if _, err := io.ReadFull(nc, preface); err != nil || string(preface) != http2.ClientPreface {
+		t.Fatalf("client preface %q, %v", preface, err)
+	}
+	fr := http2.NewFramer(nc, nc)
+	var streamWindow, connWindow uint32 = 0, 65535
+	for streamWindow == 0 || connWindow == 65535 {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("reading the client's frames: %v (stream window %d, connection window %d)", err, streamWindow, connWindow)
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if v, ok := f.Value(http2.SettingInitialWindowSize); ok && !f.IsAck() {
+				streamWindow = v
+			}
+		case *http2.WindowUpdateFrame:
+			if f.StreamID == 0 {
+				connWindow += f.Increment
+			}
+		}
+	}
+	if streamWindow != 64<<10 || connWindow != 1<<20 {
+		t.Errorf("the client announces a stream window of %d and a connection window of %d, want %d and %d",
+			streamWindow, connWindow, 64<<10, 1<<20)
 	}
 }
