@@ -4,7 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/server"
 )
 
 // TestDirectSideRunsInSlotdsSessions: the direct side's connections carry
@@ -14,14 +17,22 @@ import (
 func TestDirectSideRunsInSlotdsSessions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ds, err := openDirect(ctx, Config{}, dbtest.NewDatabase(t), "", &Report{}, nil, nil)
+	url := dbtest.NewDatabase(t)
+	ds, err := openDirect(ctx, Config{}, url, "", &Report{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ds.pool.Close()
-	for setting, want := range map[string]string{
-		"statement_timeout": "5s", "lock_timeout": "3s", "idle_in_transaction_session_timeout": "15s",
-	} {
+	slotds, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server.ConfigurePool(slotds)
+	for _, setting := range []string{"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"} {
+		want, ok := slotds.ConnConfig.RuntimeParams[setting]
+		if !ok {
+			t.Fatalf("slotd's pool sets no %s", setting)
+		}
 		var got string
 		if err := ds.pool.QueryRow(ctx, "SELECT current_setting($1)", setting).Scan(&got); err != nil {
 			t.Fatal(err)
