@@ -64,16 +64,15 @@ func (c *Contract) Check(slots map[string]any) Report { return c.CheckIn(slots, 
 
 // CheckIn is Check with the violations worded in a locale.
 func (c *Contract) CheckIn(slots map[string]any, locale string) Report {
-	inst := c.validationSlots(slots)
 	if c.fast != nil {
-		if missing, sure := c.fast.check(inst); sure {
+		if missing, sure := c.fast.check(c, slots); sure {
 			if len(missing) == 0 {
 				return Report{}
 			}
 			return Report{Missing: c.InOrder(missing), Violations: []problem.FieldError{}, c: c}
 		}
 	}
-	return c.checkLibrary(inst, slots, locale)
+	return c.checkLibrary(c.validationSlots(slots), slots, locale)
 }
 
 // checkLibrary is the library's verdict on inst, the slots in their

@@ -340,7 +340,7 @@ func (c *Contract) compile(src []byte, output json.RawMessage) error {
 		}
 		p.fast = compileFastProp(p.schema)
 	}
-	c.fast = compileFast(c.schema)
+	c.fast = compileFast(c)
 	return nil
 }
 

@@ -46,7 +46,6 @@ type fastProp struct {
 // required ones, and conditionals of the form "if P is C then Q is
 // required"; nil when the schema uses another keyword.
 type fastObject struct {
-	props      map[string]*fastProp
 	required   []string
 	closed     bool // additionalProperties: false
 	conditions []fastCondition
@@ -145,8 +144,11 @@ func compileFastProp(s *jsonschema.Schema) *fastProp {
 	return p
 }
 
-// compileFast is the fast form of a contract's whole schema, or nil.
-func compileFast(s *jsonschema.Schema) *fastObject {
+// compileFast is the fast form of a contract's whole schema, or nil: its
+// properties are the contract's own, each with its fast form
+// (Property.fast), or there is none.
+func compileFast(c *Contract) *fastObject {
+	s := c.schema
 	if s == nil {
 		return nil
 	}
@@ -155,13 +157,14 @@ func compileFast(s *jsonschema.Schema) *fastObject {
 			return nil
 		}
 	}
-	f := &fastObject{props: make(map[string]*fastProp, len(s.Properties)), required: s.Required}
+	if len(s.Properties) != len(c.byName) {
+		return nil
+	}
+	f := &fastObject{required: s.Required}
 	for name, ps := range s.Properties {
-		p := compileFastProp(ps)
-		if p == nil {
+		if p := c.byName[name]; p == nil || p.fast == nil || p.schema != ps {
 			return nil
 		}
-		f.props[name] = p
 	}
 	switch a := s.AdditionalProperties.(type) {
 	case nil:
@@ -356,30 +359,32 @@ func plainInteger(s string) bool {
 	return true
 }
 
-// check answers the slots missing from an object that is otherwise surely
-// valid, and sure; not sure when any value may violate the schema.
-func (f *fastObject) check(inst map[string]any) (missing []string, sure bool) {
-	for k, v := range inst {
-		p := f.props[k]
+// check answers the slots missing from the contract's slots when they are
+// otherwise surely valid, and sure; not sure when any value may violate the
+// schema. Each value is taken in its validation form, as the library would
+// see it, without building the object the library would be given.
+func (f *fastObject) check(c *Contract, slots map[string]any) (missing []string, sure bool) {
+	for k, v := range slots {
+		p := c.byName[k]
 		if p == nil {
 			if f.closed {
 				return nil, false
 			}
 			continue
 		}
-		if !p.valid(v) {
+		if !p.fast.valid(validationForm(p, v)) {
 			return nil, false
 		}
 	}
 	for _, r := range f.required {
-		if _, ok := inst[r]; !ok {
+		if _, ok := slots[r]; !ok {
 			missing = append(missing, r)
 		}
 	}
-	for _, c := range f.conditions {
-		if v, ok := inst[c.prop]; ok && v == any(c.value) {
-			for _, r := range c.required {
-				if _, ok := inst[r]; !ok {
+	for _, cond := range f.conditions {
+		if v, ok := slots[cond.prop]; ok && validationForm(c.byName[cond.prop], v) == any(cond.value) {
+			for _, r := range cond.required {
+				if _, ok := slots[r]; !ok {
 					missing = append(missing, r)
 				}
 			}
