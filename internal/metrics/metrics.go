@@ -12,7 +12,6 @@
 package metrics
 
 import (
-	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -41,8 +40,10 @@ var LatencyBuckets = []float64{.00025, .0005, .001, .002, .003, .005, .0075, .01
 // Metrics is one slotd's collectors, on a registry of its own so that
 // several servers can live in one process (tests, the bench).
 type Metrics struct {
-	reg   *prometheus.Registry
-	tools map[string]bool
+	reg *prometheus.Registry
+	// tools are the catalog's tools, each with its place in the turn
+	// series' tables (OtherTool's is after them).
+	tools map[string]int
 
 	// GRPC is the gRPC server's call metrics
 	// (grpc_server_handled_total, grpc_server_handling_seconds, ...).
@@ -80,9 +81,11 @@ const BackendSlot = "_backend"
 // New makes the collectors for a catalog of tools and registers them with
 // the Go runtime's and the process's.
 func New(tools []string) *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry(), tools: map[string]bool{}}
+	m := &Metrics{reg: prometheus.NewRegistry(), tools: map[string]int{}}
 	for _, t := range tools {
-		m.tools[t] = true
+		if _, ok := m.tools[t]; !ok && t != OtherTool {
+			m.tools[t] = len(m.tools)
+		}
 	}
 	m.GRPC = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(grpcprom.WithHistogramBuckets(LatencyBuckets)))
 	m.turnSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -165,10 +168,10 @@ func New(tools []string) *Metrics {
 		m.handoffs, m.attemptsValid, m.outputViolations, m.backendFailures, m.refused,
 	)
 	m.mcp = newMCP(m)
-	m.turnSecondsOf = newBySeries(m.tools, func(tool, action string) prometheus.Observer {
+	m.turnSecondsOf = newBySeries(len(m.tools)+1, func(tool, action string) prometheus.Observer {
 		return m.turnSeconds.WithLabelValues(tool, action)
 	})
-	m.actionsOf = newBySeries(m.tools, func(tool, action string) prometheus.Counter {
+	m.actionsOf = newBySeries(len(m.tools)+1, func(tool, action string) prometheus.Counter {
 		return m.actions.WithLabelValues(tool, action)
 	})
 	for _, l := range []string{"grpc", "http"} {
@@ -201,7 +204,7 @@ func (m *Metrics) Handler() http.Handler {
 // Tool is the label for a tool name: itself when the catalog has it, else
 // OtherTool.
 func (m *Metrics) Tool(name string) string {
-	if m.tools[name] {
+	if _, ok := m.tools[name]; ok {
 		return name
 	}
 	return OtherTool
@@ -234,7 +237,8 @@ func (m *Metrics) TurnDone(t Turn) {
 		action = ErrorAction
 		m.failures.WithLabelValues(tool, t.Code).Inc()
 	}
-	m.turnSecondsOf.get(tool, action).Observe(t.Duration.Seconds())
+	series := m.series(tool, action)
+	m.turnSecondsOf.get(series, tool, action).Observe(t.Duration.Seconds())
 	switch {
 	case t.Action == "":
 		return
@@ -242,7 +246,7 @@ func (m *Metrics) TurnDone(t Turn) {
 		m.replays.WithLabelValues(tool).Inc()
 		return
 	}
-	m.actionsOf.get(tool, action).Inc()
+	m.actionsOf.get(series, tool, action).Inc()
 	if action == "RESUME" {
 		m.resumes.WithLabelValues(tool).Inc()
 	}
@@ -317,31 +321,35 @@ var turnActions = []string{
 // and without hashing the labels. A label outside the catalog and
 // turnActions goes to the vector as before.
 type bySeries[T any] struct {
-	tools map[string]int // read-only after New
 	cells []atomic.Pointer[T]
 	child func(tool, action string) T
 }
 
-func newBySeries[T any](tools map[string]bool, child func(tool, action string) T) *bySeries[T] {
-	c := &bySeries[T]{tools: map[string]int{OtherTool: 0}, child: child}
-	for _, t := range slices.Sorted(maps.Keys(tools)) {
-		if _, ok := c.tools[t]; !ok {
-			c.tools[t] = len(c.tools)
-		}
-	}
-	c.cells = make([]atomic.Pointer[T], len(c.tools)*len(turnActions))
-	return c
+func newBySeries[T any](tools int, child func(tool, action string) T) *bySeries[T] {
+	return &bySeries[T]{cells: make([]atomic.Pointer[T], tools*len(turnActions)), child: child}
 }
 
-// get is the series of tool and action. Two turns making the same series
-// at once both get the vector's one child.
-func (c *bySeries[T]) get(tool, action string) T {
-	ti, ok := c.tools[tool]
+// series is the place of a tool label and an action in the tables, or -1
+// for an action outside turnActions.
+func (m *Metrics) series(tool, action string) int {
 	ai := slices.Index(turnActions, action)
-	if !ok || ai < 0 {
+	if ai < 0 {
+		return -1
+	}
+	ti, ok := m.tools[tool]
+	if !ok { // OtherTool: m.Tool made the label
+		ti = len(m.tools)
+	}
+	return ti*len(turnActions) + ai
+}
+
+// get is the series at place i (Metrics.series) of tool and action. Two
+// turns making the same series at once both get the vector's one child.
+func (c *bySeries[T]) get(i int, tool, action string) T {
+	if i < 0 {
 		return c.child(tool, action)
 	}
-	cell := &c.cells[ti*len(turnActions)+ai]
+	cell := &c.cells[i]
 	if p := cell.Load(); p != nil {
 		return *p
 	}
