@@ -129,18 +129,13 @@ func (m cpuMeter) backends(ctx context.Context) map[int]time.Duration {
 // spans added: a side's measured rounds. A quantity that one span could not
 // read is unknown for the sum.
 type cpuSpan struct {
-	self, slotd, postgres time.Duration
-	busy, total           time.Duration // the whole machine
-	// ours is what the bench process, slotd and the backends spent: the
-	// machine's busy time less ours is other work.
-	ours                                   time.Duration
+	self, slotd, postgres                  time.Duration
+	busy, total                            time.Duration // the whole machine
 	noSelf, noSlotd, noPostgres, noMachine bool
-	spans                                  int
 }
 
 // add adds the span from sample a to sample b.
 func (s *cpuSpan) add(a, b cpuSample) {
-	s.spans++
 	d := func(sum *time.Duration, unknown *bool, x, y time.Duration) {
 		if x <= 0 || y <= 0 || y < x {
 			*unknown = true
@@ -167,12 +162,11 @@ func (s *cpuSpan) add(a, b cpuSample) {
 	}
 	s.busy += b.busy - a.busy
 	s.total += b.total - a.total
-	s.ours += (b.self - a.self) + (b.slotd - a.slotd) + pg
 }
 
 // perTurn is the span's CPU per turn.
 func (s cpuSpan) perTurn(turns int64) CPU {
-	if turns <= 0 || s.spans == 0 {
+	if turns <= 0 {
 		return CPU{}
 	}
 	per := func(d time.Duration, unknown bool) time.Duration {
@@ -183,7 +177,9 @@ func (s cpuSpan) perTurn(turns int64) CPU {
 	}
 	out := CPU{Bench: per(s.self, s.noSelf), Slotd: per(s.slotd, s.noSlotd), Postgres: per(s.postgres, s.noPostgres)}
 	if !s.noPostgres && !s.noMachine && s.total > 0 {
-		out.Others = max(0, float64(s.busy-s.ours)/float64(s.total))
+		// The machine's busy time less what the bench process, slotd and
+		// the backends spent is other work.
+		out.Others = max(0, float64(s.busy-s.self-s.slotd-s.postgres)/float64(s.total))
 	}
 	return out
 }
