@@ -105,41 +105,6 @@ func randomTurn(r *rand.Rand) logline.Turn {
 		Action: dirty(r), Code: dirty(r), LatencyMS: randomLatency(r), Result: randomResult(r)}
 }
 
-// record is the turn's record as slotd's server makes it for slog.
-func record(t logline.Turn) slog.Record {
-	rec := slog.NewRecord(t.Time, t.Level, "turn", 0)
-	rec.AddAttrs(slog.String("request_id", t.RequestID), slog.String("tenant", t.Tenant), slog.String("tool", t.Tool),
-		slog.String("conversation_id", t.ConversationID), slog.String("turn_id", t.TurnID),
-		slog.String("action", t.Action), slog.String("code", t.Code), slog.Float64("latency_ms", t.LatencyMS))
-	res := t.Result
-	if res == nil {
-		return rec
-	}
-	var counts []slog.Attr
-next:
-	for _, ch := range res.Changes {
-		for i := range counts {
-			if counts[i].Key == string(ch.Decision) {
-				counts[i].Value = slog.IntValue(int(counts[i].Value.Int64()) + 1)
-				continue next
-			}
-		}
-		counts = append(counts, slog.Int(string(ch.Decision), 1))
-	}
-	rec.AddAttrs(slog.String("session_id", res.Session.ID), slog.Int64("version", res.Session.Version),
-		slog.Bool("replayed", res.Replayed), slog.Attr{Key: "decisions", Value: slog.GroupValue(counts...)})
-	if res.Question != nil && res.Question.Slot != "" {
-		rec.AddAttrs(slog.String("slot", res.Question.Slot))
-	}
-	if p := res.Problem; p != nil {
-		rec.AddAttrs(slog.String("problem", p.Type), slog.Int("problem_errors", len(p.Errors)))
-	}
-	if res.Facts.FirstReady {
-		rec.AddAttrs(slog.Bool("first_ready", true), slog.Bool("first_attempt", res.Facts.FirstAttempt))
-	}
-	return rec
-}
-
 // WriteTurn writes what slog's JSON handler writes of the turn's record,
 // byte for byte, or leaves the record to it.
 func TestWriteTurnWritesAsSlog(t *testing.T) {
@@ -157,7 +122,7 @@ func TestWriteTurnWritesAsSlog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := slog.NewJSONHandler(&want, opts).Handle(context.Background(), record(turn)); err != nil {
+		if err := slog.NewJSONHandler(&want, opts).Handle(context.Background(), turn.Record()); err != nil {
 			t.Fatal(err)
 		}
 		y := turn.Time.Year()

@@ -20,7 +20,6 @@ import (
 	"github.com/slotd/slotd/internal/metrics"
 	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/problem"
-	"github.com/slotd/slotd/session"
 )
 
 // observer is what operators see of slotd: Prometheus metrics, one log
@@ -161,50 +160,16 @@ func (o *observer) logTurn(ctx context.Context, r api.TurnReport, t metrics.Turn
 	now, latency := o.now(), float64(t.Duration.Microseconds())/1000
 	// slotd's own handler writes the line itself; any other handler, and
 	// one whose options change what the line would say, gets the record.
+	line := logline.Turn{Time: now, Level: level, RequestID: api.RequestID(ctx),
+		Tenant: in.Tenant, Tool: o.m.Tool(in.Tool), ConversationID: conversation, TurnID: turn,
+		Action: t.Action, Code: r.Code.String(), LatencyMS: latency, Result: r.Result}
 	h := o.log.Handler()
 	if w, ok := h.(turnWriter); ok {
-		written, _ := w.WriteTurn(logline.Turn{Time: now, Level: level, RequestID: api.RequestID(ctx),
-			Tenant: in.Tenant, Tool: o.m.Tool(in.Tool), ConversationID: conversation, TurnID: turn,
-			Action: t.Action, Code: r.Code.String(), LatencyMS: latency, Result: r.Result})
-		if written {
+		if written, _ := w.WriteTurn(line); written {
 			return
 		}
 	}
-	attrs := make([]slog.Attr, 0, 16)
-	attrs = append(attrs,
-		slog.String("request_id", api.RequestID(ctx)),
-		slog.String("tenant", in.Tenant),
-		slog.String("tool", o.m.Tool(in.Tool)),
-		slog.String("conversation_id", conversation),
-		slog.String("turn_id", turn),
-		slog.String("action", t.Action),
-		slog.String("code", r.Code.String()),
-		slog.Float64("latency_ms", latency),
-	)
-	if res := r.Result; res != nil {
-		attrs = append(attrs,
-			slog.String("session_id", res.Session.ID),
-			slog.Int64("version", res.Session.Version),
-			slog.Bool("replayed", res.Replayed),
-			decisionCounts(res.Changes),
-		)
-		if res.Question != nil && res.Question.Slot != "" {
-			attrs = append(attrs, slog.String("slot", res.Question.Slot))
-		}
-		if p := res.Problem; p != nil {
-			attrs = append(attrs, slog.String("problem", p.Type), slog.Int("problem_errors", len(p.Errors)))
-		}
-		if f := res.Facts; f.FirstReady {
-			attrs = append(attrs, slog.Bool("first_ready", true), slog.Bool("first_attempt", f.FirstAttempt))
-		}
-	}
-	// The record is handed to the handler as Logger.LogAttrs would, but
-	// without the caller's program counter: no handler of slotd's adds the
-	// source, and finding it cost a fifth of the line (slotd bench
-	// --cpuprofile).
-	rec := slog.NewRecord(now, level, "turn", 0)
-	rec.AddAttrs(attrs...)
-	_ = h.Handle(ctx, rec)
+	_ = h.Handle(ctx, line.Record())
 }
 
 // run serves the metrics listener until ctx ends. ready tells /readyz
@@ -266,22 +231,4 @@ func (o *observer) close() {
 func (s *Server) serving(ctx context.Context) bool {
 	resp, err := s.health.Check(ctx, &healthpb.HealthCheckRequest{})
 	return err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING
-}
-
-// decisionCounts is the "decisions" group of a turn's log line: how many
-// changes got each decision. A group of ints, not a map: a map is encoded
-// through encoding/json, which cost more than the rest of the line.
-func decisionCounts(changes []session.Change) slog.Attr {
-	var counts []slog.Attr
-next:
-	for _, ch := range changes {
-		for i := range counts {
-			if counts[i].Key == string(ch.Decision) {
-				counts[i].Value = slog.IntValue(int(counts[i].Value.Int64()) + 1)
-				continue next
-			}
-		}
-		counts = append(counts, slog.Int(string(ch.Decision), 1))
-	}
-	return slog.Attr{Key: "decisions", Value: slog.GroupValue(counts...)}
 }
