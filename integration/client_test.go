@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -178,7 +177,7 @@ func TestClientStopsAtTheDeadlineWhilePostgresIsAway(t *testing.T) {
 	t.Parallel()
 	// A server whose Postgres never answers: every turn is refused as
 	// retryable until the context's deadline.
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Contracts: contractsDir(t), DatabaseURL: "postgres://postgres@" + freeAddr(t) + "/postgres?sslmode=disable&connect_timeout=1"}, quietLog())
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Contracts: contractsDir(t), DatabaseURL: "postgres://postgres@" + servertest.FreeAddr(t) + "/postgres?sslmode=disable&connect_timeout=1"}, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,18 +322,6 @@ func TestClientRetriesAcrossPostgresRestart(t *testing.T) {
 	if !again.Replayed || again.Session.Version != 2 {
 		t.Errorf("replay: replayed %v version %d; want true and 2", again.Replayed, again.Session.Version)
 	}
-}
-
-// freeAddr is a loopback address nothing listens on (for a moment).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 func quietLog() *slog.Logger {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // cluster is a throwaway Postgres of one test, so that it can be stopped,
@@ -91,7 +92,7 @@ func newCluster(t *testing.T, settings []string) *cluster {
 		_ = c.command("pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "stop").Run()
 		os.RemoveAll(dir)
 	})
-	_, portText, _ := net.SplitHostPort(freeAddr(t))
+	_, portText, _ := net.SplitHostPort(servertest.FreeAddr(t))
 	c.port, _ = strconv.Atoi(portText)
 	return c
 }

@@ -221,7 +221,7 @@ func TestGatewayErrorsAreProblems(t *testing.T) {
 func TestGatewayRetryableProblemWhilePostgresIsAway(t *testing.T) {
 	t.Parallel()
 	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", Contracts: contractsDir(t),
-		DatabaseURL: "postgres://postgres@" + freeAddr(t) + "/postgres?sslmode=disable&connect_timeout=1", TrustClientClock: true}, quietLog())
+		DatabaseURL: "postgres://postgres@" + servertest.FreeAddr(t) + "/postgres?sslmode=disable&connect_timeout=1", TrustClientClock: true}, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}

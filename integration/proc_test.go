@@ -90,7 +90,7 @@ func startProcess(t *testing.T, flags ...string) *process {
 // launch starts one slotd process and returns it with its log's path.
 func launch(t *testing.T, prlimit, bin string, flags []string) (*process, string) {
 	t.Helper()
-	p := &process{addr: freeAddr(t), httpAddr: freeAddr(t), metricsAddr: freeAddr(t), done: make(chan struct{})}
+	p := &process{addr: servertest.FreeAddr(t), httpAddr: servertest.FreeAddr(t), metricsAddr: servertest.FreeAddr(t), done: make(chan struct{})}
 	args := append([]string{"--as=" + strconv.Itoa(addressSpace), "--", bin, "serve", "--store", "memory",
 		"--contracts", contractsDir(t), "--listen", p.addr, "--http-listen", p.httpAddr, "--metrics-listen", p.metricsAddr,
 		"--client-clock", "trust"}, flags...)

@@ -14,17 +14,6 @@ import (
 	"github.com/slotd/slotd/internal/servertest"
 )
 
-// freeAddr is a loopback address nothing listens on right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // make run ends slotd when make gets SIGTERM (kill, a supervisor) or the
 // terminal's Ctrl-C (SIGINT to the whole process group): no process of the
 // group is left, the ports are free, and nothing but slotd's own log says
@@ -47,7 +36,7 @@ func TestMakeRunStopsOnSignal(t *testing.T) {
 		sig   syscall.Signal
 	}{{"SIGTERM to make", false, syscall.SIGTERM}, {"Ctrl-C", true, syscall.SIGINT}} {
 		t.Run(sig.name, func(t *testing.T) {
-			grpc, http, metrics := freeAddr(t), freeAddr(t), freeAddr(t)
+			grpc, http, metrics := servertest.FreeAddr(t), servertest.FreeAddr(t), servertest.FreeAddr(t)
 			cmd := exec.Command("make", "--no-print-directory", "run", "GO="+gobin)
 			cmd.Dir = "../.."
 			cmd.Env = append(os.Environ(), "SLOTD_TEST_DATABASE_URL="+dbtest.AdminURL(), "SLOTD_DATABASE_URL="+dbURL,

@@ -7,13 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 func TestSessionsCommands(t *testing.T) {
@@ -24,16 +23,9 @@ func TestSessionsCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-
-	conn, err := grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	servertest.Run(t, srv.Run)
+	conn := servertest.Dial(t, srv.Addr())
+	ctx := context.Background()
 	args, _ := structpb.NewStruct(map[string]any{"card_last4": "•• 4417"})
 	tctx := contextWithKey(ctx, "bank-key-0123456789abc")
 	r, err := slotdv1.NewSlotServiceClient(conn).Turn(tctx, &slotdv1.TurnRequest{ConversationId: "chat-7", Tool: "bank.open_dispute",

@@ -373,10 +373,7 @@ func TestReadinessFollowsPostgres(t *testing.T) {
 		t.Fatalf("server.New: %v", err)
 	}
 	inst.srv = srv
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	servertest.Run(t, srv.Run)
 	var code int
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		resp, err := http.Get("http://" + srv.MetricsAddr() + "/readyz")

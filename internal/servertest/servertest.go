@@ -7,6 +7,7 @@ package servertest
 import (
 	"bytes"
 	"context"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -72,6 +73,18 @@ func Serving(conn *grpc.ClientConn, ended <-chan struct{}) bool {
 		}
 	}
 	return false
+}
+
+// FreeAddr is a loopback address no one listened on a moment ago, for a
+// process that must be told its address before it starts.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 // LogBuffer is a log sink that a server's goroutines may write at once
