@@ -1,11 +1,16 @@
-// Package dirtytest makes the dirty strings tests feed what slotd writes
-// out (log lines, JSON): the languages slotd's users write in, card
+// Package dirtytest makes the dirty strings (and turn results made of
+// them) tests feed what slotd writes out (log lines, JSON): the languages slotd's users write in, card
 // numbers, and whatever JSON escapes, or might.
 package dirtytest
 
 import (
 	"math/rand/v2"
 	"strings"
+
+	"github.com/slotd/slotd/clarify"
+	"github.com/slotd/slotd/merge"
+	"github.com/slotd/slotd/problem"
+	"github.com/slotd/slotd/session"
 )
 
 // Pieces are what the strings are made of.
@@ -32,4 +37,39 @@ func String(r *rand.Rand, longest int) string {
 		b.WriteString(Pieces[r.IntN(len(Pieces))])
 	}
 	return b.String()
+}
+
+// Decisions are every decision a change may get.
+var Decisions = []merge.Decision{merge.Filled, merge.Unchanged, merge.Overwritten, merge.Pending, merge.IgnoredNull,
+	merge.Rejected, merge.Carried, merge.Confirmed, merge.Discarded, merge.Cleared}
+
+// Result is a random turn result as a log line shows it: a session id and
+// version (negative too), none to a hundred changes with every decision
+// and now and then a made-up one, a question, a problem, the facts; its
+// strings are String(r, longest).
+func Result(r *rand.Rand, longest int) *session.Result {
+	dirty := func() string { return String(r, longest) }
+	res := &session.Result{Session: session.View{ID: dirty(), Version: r.Int64() >> r.IntN(64)}, Replayed: r.IntN(2) == 0}
+	if r.IntN(3) == 0 {
+		res.Session.Version = -res.Session.Version
+	}
+	n := r.IntN(6)
+	if r.IntN(10) == 0 {
+		n = r.IntN(100)
+	}
+	for range n {
+		d := Decisions[r.IntN(len(Decisions))]
+		if r.IntN(8) == 0 {
+			d = merge.Decision(dirty())
+		}
+		res.Changes = append(res.Changes, session.Change{Change: merge.Change{Slot: dirty(), Decision: d}})
+	}
+	if r.IntN(2) == 0 {
+		res.Question = &clarify.Question{Slot: dirty()}
+	}
+	if r.IntN(3) == 0 {
+		res.Problem = &problem.Problem{Type: dirty(), Errors: make([]problem.FieldError, r.IntN(4))}
+	}
+	res.Facts.FirstReady, res.Facts.FirstAttempt = r.IntN(3) == 0, r.IntN(2) == 0
+	return res
 }

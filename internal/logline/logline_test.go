@@ -16,18 +16,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotd/slotd/clarify"
 	"github.com/slotd/slotd/internal/dirtytest"
 	"github.com/slotd/slotd/internal/logline"
-	"github.com/slotd/slotd/merge"
-	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
 )
 
 func dirty(r *rand.Rand) string { return dirtytest.String(r, 3000) }
-
-var decisions = []merge.Decision{merge.Filled, merge.Unchanged, merge.Overwritten, merge.Pending, merge.IgnoredNull,
-	merge.Rejected, merge.Carried, merge.Confirmed, merge.Discarded, merge.Cleared}
 
 var zones = []*time.Location{time.UTC, time.Local, time.FixedZone("", 3*3600), time.FixedZone("NPT", 5*3600+45*60),
 	time.FixedZone("X", -(9*3600 + 30*60))}
@@ -73,29 +67,7 @@ func randomResult(r *rand.Rand) *session.Result {
 	if r.IntN(4) == 0 {
 		return nil
 	}
-	res := &session.Result{Session: session.View{ID: dirty(r), Version: r.Int64() >> r.IntN(64)}, Replayed: r.IntN(2) == 0}
-	if r.IntN(3) == 0 {
-		res.Session.Version = -res.Session.Version
-	}
-	n := r.IntN(5)
-	if r.IntN(10) == 0 {
-		n = r.IntN(100)
-	}
-	for range n {
-		d := decisions[r.IntN(len(decisions))]
-		if r.IntN(8) == 0 {
-			d = merge.Decision(dirty(r))
-		}
-		res.Changes = append(res.Changes, session.Change{Change: merge.Change{Slot: dirty(r), Decision: d}})
-	}
-	if r.IntN(2) == 0 {
-		res.Question = &clarify.Question{Slot: dirty(r)}
-	}
-	if r.IntN(3) == 0 {
-		res.Problem = &problem.Problem{Type: dirty(r), Errors: make([]problem.FieldError, r.IntN(4))}
-	}
-	res.Facts.FirstReady, res.Facts.FirstAttempt = r.IntN(3) == 0, r.IntN(2) == 0
-	return res
+	return dirtytest.Result(r, 3000)
 }
 
 func randomTurn(r *rand.Rand) logline.Turn {

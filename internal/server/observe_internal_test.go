@@ -21,7 +21,6 @@ import (
 	"github.com/slotd/slotd/internal/logline"
 	"github.com/slotd/slotd/internal/metrics"
 	"github.com/slotd/slotd/merge"
-	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
 )
 
@@ -72,9 +71,6 @@ func requestID(r *rand.Rand) string {
 	return string(b)
 }
 
-var decisions = []merge.Decision{merge.Filled, merge.Unchanged, merge.Overwritten, merge.Pending, merge.IgnoredNull,
-	merge.Rejected, merge.Carried, merge.Confirmed, merge.Discarded, merge.Cleared}
-
 func randomReport(r *rand.Rand) (api.TurnReport, metrics.Turn) {
 	tool := dirty(r)
 	if r.IntN(2) == 0 {
@@ -93,25 +89,7 @@ func randomReport(r *rand.Rand) (api.TurnReport, metrics.Turn) {
 	if rep.Code != codes.OK || r.IntN(5) == 0 {
 		return rep, t
 	}
-	res := &session.Result{Session: session.View{ID: dirty(r), Version: r.Int64N(1 << r.IntN(63))}, Replayed: r.IntN(3) == 0}
-	n := r.IntN(6)
-	if r.IntN(10) == 0 {
-		n = r.IntN(100)
-	}
-	for range n {
-		d := decisions[r.IntN(len(decisions))]
-		if r.IntN(10) == 0 {
-			d = merge.Decision(dirty(r))
-		}
-		res.Changes = append(res.Changes, session.Change{Change: merge.Change{Slot: dirty(r), Decision: d}})
-	}
-	if r.IntN(2) == 0 {
-		res.Question = &clarify.Question{Slot: dirty(r)}
-	}
-	if r.IntN(3) == 0 {
-		res.Problem = &problem.Problem{Type: dirty(r), Errors: make([]problem.FieldError, r.IntN(4))}
-	}
-	res.Facts.FirstReady, res.Facts.FirstAttempt = r.IntN(3) == 0, r.IntN(2) == 0
+	res := dirtytest.Result(r, 300)
 	rep.Result = res
 	t.Action = dirty(r)
 	return rep, t
