@@ -132,6 +132,9 @@ type Property struct {
 	schema      *jsonschema.Schema
 	fast        *fastProp        // nil: every check goes to the library
 	raw         *jsontree.Object // the property's schema as written
+	// formats is repairFormat in each language, worded when the contract
+	// is compiled; nil for a property made by hand.
+	formats *[phrase.Languages]string
 }
 
 // extension is the x-slotd member of the contract root.
@@ -339,6 +342,7 @@ func (c *Contract) compile(src []byte, output json.RawMessage) error {
 			return fmt.Errorf("property %s: %w", p.Name, err)
 		}
 		p.fast = compileFastProp(p.schema)
+		p.formats = p.wordFormats()
 	}
 	c.fast = compileFast(c)
 	return nil

@@ -27,6 +27,8 @@ const (
 	English Language = iota
 	Russian
 	Ukrainian
+	// Languages is how many there are.
+	Languages = iota
 )
 
 var (

@@ -43,7 +43,7 @@ func HasCard(s string) bool {
 	}
 	found := false
 	scan(s, func(w window) bool {
-		if issuer(w.digits) && (w.printed || w.even && luhn(w.digits)) {
+		if w.card {
 			found = true
 			return false
 		}
@@ -65,12 +65,12 @@ func String(s string) string {
 		if n := len(spans); n > 0 && w.start < spans[n-1][1] {
 			// Overlapping windows of one number mask as one.
 			if w.end > spans[n-1][1] {
-				spans[n-1][1], lasts[n-1] = w.end, last4(w.digits)
+				spans[n-1][1], lasts[n-1] = w.end, w.lastFour()
 			}
 			return true
 		}
 		spans = append(spans, [2]int{w.start, w.end})
-		lasts = append(lasts, last4(w.digits))
+		lasts = append(lasts, w.lastFour())
 		return true
 	})
 	if len(spans) == 0 {
@@ -200,23 +200,38 @@ func enoughDigits(s string) bool {
 	return false
 }
 
-// window is a candidate card number within s: the bytes [start, end) and
-// its digits as ASCII.
+// window is a candidate card number within s: the bytes [start, end),
+// what HasCard makes of it, and its last four digits as ASCII. It holds
+// no slice of scan's scratch, which so stays on scan's stack.
 type window struct {
 	start, end int
-	digits     []byte
-	// printed: the digits come in the groups cards are printed in.
-	printed bool
-	// even: one group, or groups of one size up to four (the last may be
-	// shorter).
-	even bool
+	// card: the digits start as a card's do and are either printed in a
+	// card's groups or Luhn-valid in one group or groups of one size up to
+	// four (the last may be shorter).
+	card  bool
+	last4 [4]byte
+	n4    int8
 }
 
-// group is a run of digits within s.
+// newWindow is the window of the bytes [start, end) of s with these digits;
+// grouped says whether they came in groups a card's could (printed, even).
+func newWindow(start, end int, digits []byte, printed, even bool) window {
+	w := window{start: start, end: end}
+	w.card = issuer(digits) && (printed || even && luhn(digits))
+	w.n4 = int8(copy(w.last4[:], digits[max(0, len(digits)-4):]))
+	return w
+}
+
+func (w window) lastFour() string { return string(w.last4[:w.n4]) }
+
+// group is a run of digits within s: the bytes [start, end), and its
+// digits as ASCII at [from, to) of the scan's digits.
 type group struct {
 	start, end int
-	digits     []byte
+	from, to   int
 }
+
+func (g group) len() int { return g.to - g.from }
 
 // sepKind says which separators a gap between two groups holds: a number's
 // groups are split by one kind ("4000 0212 …", "4000-0212-…"), so that two
@@ -265,13 +280,17 @@ func ignorable(r rune) bool { return unicode.Is(unicode.Cf, r) }
 // boundaries and whose gaps are all of one kind, and each single group of
 // more than 19 digits.
 func scan(s string, fn func(window) bool) {
-	var groups []group
-	var gaps []sepKind
+	// Room for an id's groups and digits on the stack; longer runs grow
+	// on the heap.
+	var groupBuf [16]group
+	var gapBuf [16]sepKind
+	var digitBuf [64]byte
+	groups, gaps, digits := groupBuf[:0], gapBuf[:0], digitBuf[:0]
 	var cur *group
 	gap, gapLen := sepKind(0), 0
 	flush := func() bool {
-		ok := run(groups, gaps, fn)
-		groups, gaps, cur, gap, gapLen = groups[:0], gaps[:0], nil, 0, 0
+		ok := run(groups, gaps, digits, fn)
+		groups, gaps, digits, cur, gap, gapLen = groups[:0], gaps[:0], digits[:0], nil, 0, 0
 		return ok
 	}
 	for i := 0; i < len(s); {
@@ -290,12 +309,12 @@ func scan(s string, fn func(window) bool) {
 				if len(groups) > 0 {
 					gaps = append(gaps, gap)
 				}
-				groups = append(groups, group{start: i})
+				groups = append(groups, group{start: i, from: len(digits), to: len(digits)})
 				cur = &groups[len(groups)-1]
 				gap, gapLen = 0, 0
 			}
-			cur.digits = append(cur.digits, '0'+d)
-			cur.end = i + size
+			digits = append(digits, '0'+d)
+			cur.end, cur.to = i+size, len(digits)
 		case ignorable(r):
 		case separator(r) != 0 && len(groups) > 0 && gapLen < maxSeparators:
 			cur = nil
@@ -356,27 +375,27 @@ func isAlnum(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// run reports the candidate windows of one run of groups.
-func run(groups []group, gaps []sepKind, fn func(window) bool) bool {
-	for i := range groups {
-		if len(groups[i].digits) > maxDigits {
-			if !fn(window{start: groups[i].start, end: groups[i].end, digits: groups[i].digits}) {
+// run reports the candidate windows of one run of groups, whose digits
+// follow one another in digits.
+func run(groups []group, gaps []sepKind, digits []byte, fn func(window) bool) bool {
+	for i, first := range groups {
+		if first.len() > maxDigits {
+			if !fn(newWindow(first.start, first.end, digits[first.from:first.to], false, false)) {
 				return false
 			}
 			continue
 		}
-		var digits []byte
 		for j := i; j < len(groups); j++ {
 			if j > i && gaps[j-1] != gaps[i] {
 				break
 			}
-			digits = append(digits, groups[j].digits...)
-			if len(digits) > maxDigits {
+			n := groups[j].to - first.from
+			if n > maxDigits {
 				break
 			}
-			if len(digits) >= minDigits {
+			if n >= minDigits {
 				g := groups[i : j+1]
-				w := window{start: groups[i].start, end: groups[j].end, digits: digits, printed: printed(g), even: even(g)}
+				w := newWindow(first.start, groups[j].end, digits[first.from:groups[j].to], printed(g), even(g))
 				if !fn(w) {
 					return false
 				}
@@ -389,15 +408,15 @@ func run(groups []group, gaps []sepKind, fn func(window) bool) bool {
 // even reports one group, or groups of one size up to four with a last
 // group no longer than the others.
 func even(groups []group) bool {
-	size := len(groups[0].digits)
+	size := groups[0].len()
 	if len(groups) == 1 {
 		return true
 	}
-	if size > 4 || len(groups[len(groups)-1].digits) > size {
+	if size > 4 || groups[len(groups)-1].len() > size {
 		return false
 	}
 	for _, g := range groups[1 : len(groups)-1] {
-		if len(g.digits) != size {
+		if g.len() != size {
 			return false
 		}
 	}
@@ -411,17 +430,17 @@ func printed(groups []group) bool {
 	if len(groups) < 3 {
 		return false
 	}
-	if len(groups) == 3 && len(groups[0].digits) == 4 && len(groups[1].digits) == 6 {
-		if n := len(groups[2].digits); n == 4 || n == 5 {
+	if len(groups) == 3 && groups[0].len() == 4 && groups[1].len() == 6 {
+		if n := groups[2].len(); n == 4 || n == 5 {
 			return true
 		}
 	}
 	for _, g := range groups[:len(groups)-1] {
-		if len(g.digits) != 4 {
+		if g.len() != 4 {
 			return false
 		}
 	}
-	return len(groups[len(groups)-1].digits) <= 4
+	return groups[len(groups)-1].len() <= 4
 }
 
 // digit is the value of a decimal digit of any script (Unicode category Nd,
@@ -483,11 +502,4 @@ func luhn(digits []byte) bool {
 		double = !double
 	}
 	return sum%10 == 0
-}
-
-func last4(digits []byte) string {
-	if len(digits) < 4 {
-		return string(digits)
-	}
-	return string(digits[len(digits)-4:])
 }

@@ -241,3 +241,48 @@ func TestCardsBesideAndInsideUUIDShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestLookingAtIDsAllocatesNothing: every turn looks at its ids twice (is
+// there a card? what does the log line show?), so an id with digits but no
+// card-like number costs no allocation; a scan that met a long number does
+// not leave its scratch to the next, and scans at once keep to their own.
+func TestLookingAtIDsAllocatesNothing(t *testing.T) {
+	ids := []string{
+		"18a3b4c5d6e7f809-slotd-3-0-15/4",
+		uuid.NewString(),
+		"conv-2026-12-01/000123",
+		"٣٤٥٦-١٢٣٤-tenant-2026-12-01",
+		"at 2026-12-01 10:15:00.123456",
+	}
+	for _, id := range ids {
+		if String(id) != id || HasCard(id) {
+			t.Fatalf("%q: masked as %q, card %v", id, String(id), HasCard(id))
+		}
+		if n := testing.AllocsPerRun(50, func() { _, _ = HasCard(id), String(id) }); n != 0 {
+			t.Errorf("%q: %v allocations to look at it", id, n)
+		}
+	}
+	long := strings.Repeat("1234 ", 10_000)
+	if got := String(long); strings.Contains(got, "1234 1234 1234 1234") {
+		t.Fatalf("a long run of groups was not masked: %.40q", got)
+	}
+	card := "card 4111 1111 1111 1111, at 2026-12-01 10:15:00.123456"
+	done := make(chan string)
+	for range 8 {
+		go func() {
+			got := ""
+			for range 500 {
+				got = String(card)
+				if !HasCard(card) || got != "card "+Masked+"1111, at 2026-12-01 10:15:00.123456" {
+					break
+				}
+			}
+			done <- got
+		}()
+	}
+	for range 8 {
+		if got := <-done; got != "card "+Masked+"1111, at 2026-12-01 10:15:00.123456" {
+			t.Fatalf("concurrent scans: %q", got)
+		}
+	}
+}
