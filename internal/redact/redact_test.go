@@ -249,7 +249,9 @@ func TestCardsBesideAndInsideUUIDShapes(t *testing.T) {
 func TestLookingAtIDsAllocatesNothing(t *testing.T) {
 	ids := []string{
 		"18a3b4c5d6e7f809-slotd-3-0-15/4",
-		uuid.NewString(),
+		// Fixed: one random UUID in a few thousand has digit groups that
+		// mask as a card's tail.
+		"27a9e047-b898-42f2-bb4e-ba6e872d9697",
 		"conv-2026-12-01/000123",
 		"٣٤٥٦-١٢٣٤-tenant-2026-12-01",
 		"at 2026-12-01 10:15:00.123456",
