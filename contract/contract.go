@@ -130,11 +130,9 @@ type Property struct {
 	valueLabels map[string]map[string]string // x-slotd.value_labels: value → locale → label
 	enum        *normalizer.Enum             // Enum with x-slotd.synonyms and the value labels
 	schema      *jsonschema.Schema
-	fast        *fastProp        // nil: every check goes to the library
-	raw         *jsontree.Object // the property's schema as written
-	// formats is repairFormat in each language, worded when the contract
-	// is compiled; nil for a property made by hand.
-	formats *[phrase.Languages]string
+	fast        *fastProp                // nil: every check goes to the library
+	raw         *jsontree.Object         // the property's schema as written
+	formats     [phrase.Languages]string // repairFormat in each language, worded when compiled
 }
 
 // extension is the x-slotd member of the contract root.

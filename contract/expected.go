@@ -71,27 +71,21 @@ func (p *Property) enumInWords(lang phrase.Language) string {
 }
 
 // repairFormat is what a refusal lists as the accepted form: the slot's
-// expected form, then its bounds and pattern in words. A compiled
-// contract's properties word it once per language (wordFormats): wording a
-// pattern parses it, which cost a refused turn more than its whole check.
-func (p *Property) repairFormat(lang phrase.Language) string {
-	if p.formats != nil {
-		return p.formats[lang]
-	}
-	return p.wordFormat(lang)
-}
+// expected form, then its bounds and pattern in words, as compiling the
+// contract worded it (wording a pattern parses it, which cost a refused
+// turn more than its whole check).
+func (p *Property) repairFormat(lang phrase.Language) string { return p.formats[lang] }
 
-// wordFormats words the property's repair format in each of slotd's
-// languages, for repairFormat.
-func (p *Property) wordFormats() *[phrase.Languages]string {
+// wordFormats words repairFormat in each of slotd's languages.
+func (p *Property) wordFormats() [phrase.Languages]string {
 	var out [phrase.Languages]string
 	for lang := range phrase.Language(phrase.Languages) {
 		out[lang] = p.wordFormat(lang)
 	}
-	return &out
+	return out
 }
 
-// wordFormat is repairFormat worded afresh.
+// wordFormat words repairFormat in one language.
 func (p *Property) wordFormat(lang phrase.Language) string {
 	parts := make([]string, 0, 2)
 	if s := p.expectedText(lang); s != "" {
