@@ -32,8 +32,12 @@ type Limits struct {
 	DefaultDeadline time.Duration
 	// MaxDeadline caps the deadline a caller asks for.
 	MaxDeadline time.Duration
-	// MaxStreams bounds the streams open at once over all connections;
-	// more are refused with RESOURCE_EXHAUSTED before anything is read.
+	// MaxStreams bounds the streams admitted and not yet answered over all
+	// connections (a stream's place is given back when its handler
+	// returns, while its answer may still be written: what a client that
+	// stops reading holds then is bounded by the streams per connection and
+	// the flow-control windows); more are refused with RESOURCE_EXHAUSTED
+	// before anything is read.
 	MaxStreams int
 }
 
@@ -117,7 +121,7 @@ func NewGuard(limits Limits, log *slog.Logger) *Guard {
 type Authorizer func(ctx context.Context, md metadata.MD, method string) (context.Context, error)
 
 // Tap admits a stream when its headers arrive, before a byte of its request
-// is read: it bounds the streams open at once, authenticates the call (a
+// is read: it bounds the streams not yet answered, authenticates the call (a
 // refused one costs no decoding), and gives the stream a deadline, so that
 // one that never sends its request is ended.
 func (g *Guard) Tap(authorize Authorizer) tap.ServerInHandle {
@@ -203,7 +207,7 @@ func (g *Guard) deadline(ctx context.Context, method string) time.Duration {
 	return min(d, g.limits.MaxDeadline)
 }
 
-// Streams is the number of streams open now.
+// Streams is the number of streams admitted and not yet answered.
 func (g *Guard) Streams() int { return len(g.streams) }
 
 // InFlight is the number of SlotService calls being served.

@@ -449,6 +449,26 @@ func TestStreamPlaceIsGivenBackWhenTheHandlerReturns(t *testing.T) {
 	if n := g.Streams(); n != 1 {
 		t.Fatalf("after the first streams ended: %d places taken, want 1 (the third call's)", n)
 	}
+	// A call whose stream ends while its handler runs (the client gave up,
+	// the deadline passed) has its place given back as the stream ends,
+	// and not again when the handler returns.
+	cancelled, endCancelled := open(slotdv1.SlotService_Turn_FullMethodName)
+	returned := make(chan error, 1)
+	go func() {
+		_, err := g.Recover()(cancelled, nil, &grpc.UnaryServerInfo{FullMethod: slotdv1.SlotService_Turn_FullMethodName},
+			func(ctx context.Context, _ any) (any, error) {
+				endCancelled()
+				waitFor(t, func() bool { return g.Streams() == 1 })
+				return nil, ctx.Err()
+			})
+		returned <- err
+	}()
+	if err := <-returned; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a call cancelled in its handler: %v, want its context's error", err)
+	}
+	if n := g.Streams(); n != 1 {
+		t.Fatalf("after a call cancelled in its handler returned: %d places taken, want 1 (the third call's)", n)
+	}
 }
 
 // A request is sized with everything it carries: unknown fields hidden

@@ -213,8 +213,8 @@ type window struct {
 	n4    int8
 }
 
-// newWindow is the window of the bytes [start, end) of s with these digits;
-// grouped says whether they came in groups a card's could (printed, even).
+// newWindow is the window of the bytes [start, end) holding digits, laid
+// out in groups as printed and even say.
 func newWindow(start, end int, digits []byte, printed, even bool) window {
 	w := window{start: start, end: end}
 	w.card = issuer(digits) && (printed || even && luhn(digits))
