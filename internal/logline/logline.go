@@ -28,7 +28,9 @@ type Handler struct {
 	*slog.JSONHandler
 	w *lockedWriter
 	// fast is false when the options change what the JSON handler writes
-	// of a record (ReplaceAttr, AddSource): then only it writes lines.
+	// of a record (ReplaceAttr): then only it writes lines. AddSource does
+	// not: a turn's record has no program counter, and the JSON handler
+	// writes no source for it.
 	fast bool
 }
 
@@ -53,7 +55,7 @@ func NewJSON(w io.Writer, opts *slog.HandlerOptions) *Handler {
 	return &Handler{
 		JSONHandler: slog.NewJSONHandler(lw, opts),
 		w:           lw,
-		fast:        opts == nil || opts.ReplaceAttr == nil && !opts.AddSource,
+		fast:        opts == nil || opts.ReplaceAttr == nil,
 	}
 }
 
@@ -79,8 +81,8 @@ type Turn struct {
 
 // Record is t as a slog record, for a handler that is not slotd's own or
 // whose options change the line: WriteTurn writes exactly what slog's JSON
-// handler writes of it. It carries no program counter: no handler of
-// slotd's adds the source, and finding it cost a fifth of the line.
+// handler writes of it. It carries no program counter (finding it cost a
+// fifth of the line), so a handler adding the source writes none.
 func (t Turn) Record() slog.Record {
 	rec := slog.NewRecord(t.Time, t.Level, "turn", 0)
 	rec.AddAttrs(slog.String("request_id", t.RequestID), slog.String("tenant", t.Tenant), slog.String("tool", t.Tool),
@@ -92,15 +94,8 @@ func (t Turn) Record() slog.Record {
 	}
 	// A group of ints, not a map: a map is encoded through encoding/json.
 	var counts []slog.Attr
-next:
-	for _, ch := range res.Changes {
-		for i := range counts {
-			if counts[i].Key == string(ch.Decision) {
-				counts[i].Value = slog.IntValue(int(counts[i].Value.Int64()) + 1)
-				continue next
-			}
-		}
-		counts = append(counts, slog.Int(string(ch.Decision), 1))
+	for _, c := range countDecisions(nil, res.Changes) {
+		counts = append(counts, slog.Int(c.decision, c.n))
 	}
 	rec.AddAttrs(slog.String("session_id", res.Session.ID), slog.Int64("version", res.Session.Version),
 		slog.Bool("replayed", res.Replayed), slog.Attr{Key: "decisions", Value: slog.GroupValue(counts...)})
@@ -196,23 +191,9 @@ func appendDecisions(b []byte, changes []session.Change) []byte {
 	if len(changes) == 0 {
 		return b
 	}
-	type count struct {
-		decision string
-		n        int
-	}
 	// A turn's changes get a few of the ten decisions there are.
-	var arr [10]count
-	counts := arr[:0]
-next:
-	for _, ch := range changes {
-		for i := range counts {
-			if counts[i].decision == string(ch.Decision) {
-				counts[i].n++
-				continue next
-			}
-		}
-		counts = append(counts, count{string(ch.Decision), 1})
-	}
+	var arr [10]decisionCount
+	counts := countDecisions(arr[:0], changes)
 	b = append(b, `,"decisions":{`...)
 	for i, c := range counts {
 		if i > 0 {
@@ -223,6 +204,28 @@ next:
 		b = strconv.AppendInt(b, int64(c.n), 10)
 	}
 	return append(b, '}')
+}
+
+// decisionCount is how many of a turn's changes got a decision.
+type decisionCount struct {
+	decision string
+	n        int
+}
+
+// countDecisions appends to counts each decision the changes got and how
+// many got it, in the order they first come.
+func countDecisions(counts []decisionCount, changes []session.Change) []decisionCount {
+next:
+	for _, ch := range changes {
+		for i := range counts {
+			if counts[i].decision == string(ch.Decision) {
+				counts[i].n++
+				continue next
+			}
+		}
+		counts = append(counts, decisionCount{string(ch.Decision), 1})
+	}
+	return counts
 }
 
 // appendFloat appends f as encoding/json does (which slog's JSON handler
