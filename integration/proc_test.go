@@ -14,7 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/internal/serving"
 )
 
 // Attacks (floods, deep nesting) are played against slotd in a process of
@@ -121,10 +125,16 @@ func launch(t *testing.T, prlimit, bin string, flags []string) (*process, string
 }
 
 // serving waits up to 30 s for the process to serve; false when it did
-// not, or ended first.
+// not, or ended first. Its connection is closed when it answers, not left
+// to the process's attackers.
 func (p *process) serving(t *testing.T) bool {
 	t.Helper()
-	return servertest.Serving(servertest.Dial(t, p.addr), p.done)
+	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	return serving.Await(context.Background(), conn, p.done) == nil
 }
 
 // alive reports whether the process still runs.

@@ -12,9 +12,9 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/serving"
 	"github.com/slotd/slotd/script"
 )
 
@@ -190,17 +190,9 @@ func startInProcess(ctx context.Context, o scriptOptions, stderr io.Writer) (str
 		return "", nil, err
 	}
 	defer conn.Close()
-	health := healthpb.NewHealthClient(conn)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := health.Check(ctx, &healthpb.HealthCheckRequest{})
-		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
-			return srv.Addr(), stop, nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			stop()
-			return "", nil, errors.New("in-process slotd did not become ready within 30s (is Postgres at --database-url reachable?)")
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := serving.Await(ctx, conn, nil); err != nil {
+		stop()
+		return "", nil, errors.New("in-process slotd did not become ready within 30s (is Postgres at --database-url reachable?)")
 	}
+	return srv.Addr(), stop, nil
 }

@@ -23,13 +23,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/contract"
 	"github.com/slotd/slotd/internal/logline"
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/serving"
 	"github.com/slotd/slotd/migrations"
 	"github.com/slotd/slotd/session"
 	"github.com/slotd/slotd/session/pgstore"
@@ -326,9 +326,9 @@ func openSlotd(ctx context.Context, cfg Config, dbURL string) (*slotdSide, error
 		return nil, fmt.Errorf("bench: slotd address %q: %w", addr, err)
 	}
 	sl.conn = conn
-	if err := waitServing(ctx, conn); err != nil {
+	if err := serving.Await(ctx, conn, nil); err != nil {
 		sl.close()
-		return nil, err
+		return nil, fmt.Errorf("bench: %w", err)
 	}
 	return sl, nil
 }
@@ -702,21 +702,6 @@ func startServer(ctx context.Context, cfg Config, dbURL string) (*server.Server,
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
 	return srv, func() { cancel(); <-done }, nil
-}
-
-func waitServing(ctx context.Context, conn *grpc.ClientConn) error {
-	hc := healthpb.NewHealthClient(conn)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		resp, err := hc.Check(cctx, &healthpb.HealthCheckRequest{})
-		cancel()
-		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return errors.New("bench: slotd did not become SERVING within 30s")
 }
 
 // sampleRSS reads process_resident_memory_bytes from a /metrics URL once a

@@ -1,7 +1,8 @@
 // Package servertest holds what tests need around a gRPC server they run
 // in-process: running it until the test ends, dialling it, waiting until
 // its health says SERVING, and a log sink its goroutines may write at once.
-// It imports no slotd package, so that any package's tests may use it.
+// It imports no slotd package but serving, so that any package's tests
+// may use it.
 package servertest
 
 import (
@@ -10,11 +11,11 @@ import (
 	"net"
 	"sync"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/slotd/slotd/internal/serving"
 )
 
 // Run calls run (a server's Run method) in the background until the test
@@ -45,34 +46,13 @@ func Dial(t testing.TB, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 	return conn
 }
 
-// WaitServing waits up to 30s until the gRPC health service on conn says
-// SERVING, and fails the test when it does not.
+// WaitServing waits until the gRPC health service on conn says SERVING
+// (serving.Await), and fails the test when it does not within 30s.
 func WaitServing(t testing.TB, conn *grpc.ClientConn) {
 	t.Helper()
-	if !Serving(conn, nil) {
-		t.Fatal("slotd did not become SERVING within 30s")
+	if err := serving.Await(context.Background(), conn, nil); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// Serving waits up to 30s until the gRPC health service on conn says
-// SERVING; false when it does not, or when ended (a server's process
-// exiting; nil for none) is closed first.
-func Serving(conn *grpc.ClientConn, ended <-chan struct{}) bool {
-	hc := healthpb.NewHealthClient(conn)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
-		cancel()
-		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
-			return true
-		}
-		select {
-		case <-ended:
-			return false
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return false
 }
 
 // FreeAddr is a loopback address no one listened on a moment ago, for a
