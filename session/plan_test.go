@@ -139,11 +139,12 @@ func (c *convo) open() []*Session {
 }
 
 // left is the last use of the session that left the open set last (by
-// updated_at, when it ended), as the stores read it.
+// updated_at, when it ended; of the greatest id among those that left
+// together), as the stores read it.
 func (c *convo) left() Use {
 	var last *Session
 	for _, s := range c.sessions {
-		if !s.Open && (last == nil || s.UpdatedAt.After(last.UpdatedAt)) {
+		if !s.Open && (last == nil || s.UpdatedAt.After(last.UpdatedAt) || s.UpdatedAt.Equal(last.UpdatedAt) && s.ID > last.ID) {
 			last = s
 		}
 	}

@@ -165,13 +165,14 @@ func (st *Store) open(key session.Key) []*session.Session {
 }
 
 // left is the last use of a conversation's session that has left the open
-// set.
+// set: the one that left last, of the greatest id among those that left
+// together, as pgstore reads it.
 func (st *Store) left(key session.Key) session.Use {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var last *session.Session
 	for _, s := range st.byConv[key] {
-		if !s.Open && (last == nil || s.UpdatedAt.After(last.UpdatedAt)) {
+		if !s.Open && (last == nil || s.UpdatedAt.After(last.UpdatedAt) || s.UpdatedAt.Equal(last.UpdatedAt) && s.ID > last.ID) {
 			last = s
 		}
 	}

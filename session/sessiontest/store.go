@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -445,5 +447,23 @@ func testStoreLeft(t *testing.T, h *harness) {
 	}
 	if open := seen[6].Open; len(open) != 1 || open[0].ID != dispute.ID {
 		t.Errorf("open = %d sessions, want only the dispute", len(open))
+	}
+	// Sessions one turn ends together leave at the same instant: the last
+	// to leave is the one of the greatest id, in every store.
+	var together []*session.Session
+	for i := range 8 {
+		s := mk(fmt.Sprintf("tool.%d", i), true, Now.Add(5*time.Minute))
+		turn(key, fmt.Sprintf("t%d", 7+i), s)
+		together = append(together, done(s, Now.Add(6*time.Minute)))
+	}
+	if _, _, err := h.storeTurn(key, "t15", func(session.Conversation) (*session.Commit, error) {
+		return &session.Commit{Session: together[0], Ended: together[1:]}, nil
+	}); err != nil {
+		t.Fatalf("Turn t15: %v", err)
+	}
+	turn(key, "t16", nil)
+	last := slices.MaxFunc(together, func(a, b *session.Session) int { return strings.Compare(a.ID, b.ID) })
+	if l := seen[len(seen)-1].Left; l.Tool != last.Tool {
+		t.Errorf("after %d sessions left at once, left = %s, want %s (the greatest id)", len(together), l.Tool, last.Tool)
 	}
 }
