@@ -79,7 +79,7 @@ func (p *Property) repairFormat(lang phrase.Language) string { return p.formats[
 // wordFormats words repairFormat in each of slotd's languages.
 func (p *Property) wordFormats() [phrase.Languages]string {
 	var out [phrase.Languages]string
-	for lang := range phrase.Language(phrase.Languages) {
+	for lang := range phrase.Languages {
 		out[lang] = p.wordFormat(lang)
 	}
 	return out

@@ -14,7 +14,7 @@ func TestRefusalFormatsAreWordedOnce(t *testing.T) {
 	worded := 0
 	for _, c := range loadFastContracts(t) {
 		for _, p := range c.Properties {
-			for lang := range phrase.Language(phrase.Languages) {
+			for lang := range phrase.Languages {
 				want := p.wordFormat(lang)
 				if got := p.repairFormat(lang); got != want {
 					t.Errorf("%s.%s in %s: %q, worded afresh %q", c.Name, p.Name, lang, got, want)

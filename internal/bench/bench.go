@@ -320,7 +320,7 @@ func openSlotd(ctx context.Context, cfg Config, dbURL string) (*slotdSide, error
 		addr = sl.srv.Addr()
 		sl.metricsURL = "http://" + sl.srv.MetricsAddr() + "/metrics"
 	}
-	conn, err := grpc.NewClient(addr, append(clientOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	conn, err := grpc.NewClient(addr, append(server.ClientWindows(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
 		sl.stop()
 		return nil, fmt.Errorf("bench: slotd address %q: %w", addr, err)
@@ -332,10 +332,6 @@ func openSlotd(ctx context.Context, cfg Config, dbURL string) (*slotdSide, error
 	}
 	return sl, nil
 }
-
-// clientOptions are the bench client's: slotd's own static flow-control
-// windows, so no bandwidth-probing ping goes beside every round of turns.
-func clientOptions() []grpc.DialOption { return server.ClientWindows() }
 
 func (sl *slotdSide) close() {
 	sl.closing.Do(func() {

@@ -26,7 +26,7 @@ func BenchmarkSlotdSide(b *testing.B) {
 		b.Fatal(err)
 	}
 	servertest.Run(b, srv.Run)
-	conn := servertest.Dial(b, srv.Addr(), clientOptions()...)
+	conn := servertest.Dial(b, srv.Addr(), server.ClientWindows()...)
 	servertest.WaitServing(b, conn)
 	ctx := context.Background()
 	ds := Mix()

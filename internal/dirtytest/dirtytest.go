@@ -39,7 +39,8 @@ func String(r *rand.Rand, longest int) string {
 	return b.String()
 }
 
-// Decisions are every decision a change may get.
+// Decisions are every decision a change may get: merge's constants, kept
+// here by hand (add a new one here too).
 var Decisions = []merge.Decision{merge.Filled, merge.Unchanged, merge.Overwritten, merge.Pending, merge.IgnoredNull,
 	merge.Rejected, merge.Carried, merge.Confirmed, merge.Discarded, merge.Cleared}
 

@@ -27,8 +27,8 @@ const (
 	English Language = iota
 	Russian
 	Ukrainian
-	// Languages is how many there are.
-	Languages = iota
+	// Languages is how many there are: range over it for each of them.
+	Languages Language = iota
 )
 
 var (
