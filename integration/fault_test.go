@@ -318,7 +318,7 @@ func TestSlotdKilledMidLoadLosesNoTurn(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	url := dbtest.NewDatabase(t)
-	addr := deadPort(t)
+	addr := servertest.FreeAddr(t)
 	dir := contractsDir(t)
 	start := func() *exec.Cmd {
 		// No HTTP gateway or metrics listener: their default ports may be

@@ -21,21 +21,9 @@ import (
 	"github.com/slotd/slotd/internal/servertest"
 )
 
-// A port nothing listens on: Postgres "down".
-func deadPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 func TestNotServingWithoutPostgres(t *testing.T) {
 	t.Parallel()
-	url := "postgres://postgres@" + deadPort(t) + "/slotd?sslmode=disable&connect_timeout=1"
+	url := "postgres://postgres@" + servertest.FreeAddr(t) + "/slotd?sslmode=disable&connect_timeout=1"
 	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Contracts: contractsDir(t), DatabaseURL: url,
 		HealthInterval: 100 * time.Millisecond}, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	if err != nil {

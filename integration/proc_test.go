@@ -81,13 +81,14 @@ func startProcess(t *testing.T, flags ...string) *process {
 	}
 	for attempt := 1; ; attempt++ {
 		p, log := launch(t, prlimit, bin, flags)
-		if p.serving(t) {
+		err := p.serving(t)
+		if err == nil {
 			return p
 		}
 		if b, _ := os.ReadFile(log); attempt < 3 && strings.Contains(string(b), "address already in use") {
 			continue
 		}
-		t.Fatal("slotd did not become SERVING within 30s")
+		t.Fatal(err)
 	}
 }
 
@@ -124,17 +125,17 @@ func launch(t *testing.T, prlimit, bin string, flags []string) (*process, string
 	return p, logFile.Name()
 }
 
-// serving waits up to 30 s for the process to serve; false when it did
-// not, or ended first. Its connection is closed when it answers, not left
+// serving waits until the process serves (serving.Await); an error when
+// it did not in time, or ended first. Its connection is closed when it answers, not left
 // to the process's attackers.
-func (p *process) serving(t *testing.T) bool {
+func (p *process) serving(t *testing.T) error {
 	t.Helper()
 	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	return serving.Await(context.Background(), conn, p.done) == nil
+	return serving.Await(context.Background(), conn, p.done)
 }
 
 // alive reports whether the process still runs.

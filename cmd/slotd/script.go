@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -192,7 +191,7 @@ func startInProcess(ctx context.Context, o scriptOptions, stderr io.Writer) (str
 	defer conn.Close()
 	if err := serving.Await(ctx, conn, nil); err != nil {
 		stop()
-		return "", nil, errors.New("in-process slotd did not become ready within 30s (is Postgres at --database-url reachable?)")
+		return "", nil, fmt.Errorf("in-process %w (is Postgres at --database-url reachable?)", err)
 	}
 	return srv.Addr(), stop, nil
 }

@@ -7,6 +7,7 @@ package serving
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"google.golang.org/grpc"
@@ -16,9 +17,9 @@ import (
 // Within is how long Await waits for SERVING.
 const Within = 30 * time.Second
 
-// ErrNotServing is Await's answer when the server did not say SERVING in
-// time, or ended first.
-var ErrNotServing = errors.New("slotd did not become SERVING within 30s")
+// ErrNotServing is what every error of Await's is: the server did not say
+// SERVING in time, ended first, or the wait was called off.
+var ErrNotServing = errors.New("slotd did not become SERVING")
 
 // Await asks conn's health service every 50 ms, each question bounded to a
 // second, until it says SERVING, Within passes, ctx ends or ended (a server
@@ -34,11 +35,11 @@ func Await(ctx context.Context, conn *grpc.ClientConn, ended <-chan struct{}) er
 		}
 		select {
 		case <-ctx.Done():
-			return ErrNotServing
+			return fmt.Errorf("%w: %w", ErrNotServing, context.Cause(ctx))
 		case <-ended:
-			return ErrNotServing
+			return fmt.Errorf("%w: the server ended first", ErrNotServing)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return ErrNotServing
+	return fmt.Errorf("%w within %v", ErrNotServing, Within)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 
 // TestAwait: Await answers as soon as the health service says SERVING,
 // and gives up at once, not after Within, when its context ends or the
-// server ends first.
+// server ends first, saying which.
 func TestAwait(t *testing.T) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -38,17 +39,61 @@ func TestAwait(t *testing.T) {
 	ended := make(chan struct{})
 	time.AfterFunc(200*time.Millisecond, func() { close(ended) })
 	start := time.Now()
-	if err := serving.Await(context.Background(), conn, ended); !errors.Is(err, serving.ErrNotServing) || time.Since(start) > 5*time.Second {
+	if err := serving.Await(context.Background(), conn, ended); !errors.Is(err, serving.ErrNotServing) ||
+		!strings.Contains(err.Error(), "ended first") || time.Since(start) > 5*time.Second {
 		t.Fatalf("a server that ends NOT_SERVING: %v after %v, want ErrNotServing at once", err, time.Since(start))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start = time.Now()
-	if err := serving.Await(ctx, conn, nil); !errors.Is(err, serving.ErrNotServing) || time.Since(start) > 5*time.Second {
+	if err := serving.Await(ctx, conn, nil); !errors.Is(err, serving.ErrNotServing) ||
+		!errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
 		t.Fatalf("a context that ends: %v after %v, want ErrNotServing at once", err, time.Since(start))
 	}
 	time.AfterFunc(200*time.Millisecond, func() { hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING) })
 	if err := serving.Await(context.Background(), conn, nil); err != nil {
 		t.Fatalf("a server that comes to SERVING: %v", err)
+	}
+}
+
+// hangingHealth answers no health check: each waits until its caller
+// gives up.
+type hangingHealth struct {
+	healthpb.UnimplementedHealthServer
+}
+
+func (hangingHealth) Check(ctx context.Context, _ *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestAwaitBoundsEachQuestion: a health service that never answers holds
+// Await a second at most per question, so that a server that ends
+// meanwhile is noticed within about a second, not after Within.
+func TestAwaitBoundsEachQuestion(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	healthpb.RegisterHealthServer(srv, hangingHealth{})
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+
+	ended := make(chan struct{})
+	time.AfterFunc(200*time.Millisecond, func() { close(ended) })
+	// The test's own bound, well past a second: without Await's, the
+	// question would hang until this ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	err = serving.Await(ctx, conn, ended)
+	if took := time.Since(start); !errors.Is(err, serving.ErrNotServing) || took > 3*time.Second {
+		t.Fatalf("a server that never answers and ends after 200ms: %v after %v, want ErrNotServing within about a second", err, took)
 	}
 }
