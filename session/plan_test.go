@@ -144,7 +144,7 @@ func (c *convo) open() []*Session {
 func (c *convo) left() Use {
 	var last *Session
 	for _, s := range c.sessions {
-		if !s.Open && (last == nil || s.UpdatedAt.After(last.UpdatedAt) || s.UpdatedAt.Equal(last.UpdatedAt) && s.ID > last.ID) {
+		if !s.Open && (last == nil || s.WrittenAfter(last)) {
 			last = s
 		}
 	}

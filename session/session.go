@@ -117,6 +117,13 @@ func (s *Session) Use() Use {
 	return Use{Tool: s.Tool, At: s.lastUse(), Previous: s.PreviousUse}
 }
 
+// WrittenAfter says whether s comes after o in the order the stores read
+// a conversation's sessions in: by updated_at, and of sessions written at
+// the same instant by id (pgstore's "ORDER BY updated_at DESC, id DESC").
+func (s *Session) WrittenAfter(o *Session) bool {
+	return s.UpdatedAt.After(o.UpdatedAt) || s.UpdatedAt.Equal(o.UpdatedAt) && s.ID > o.ID
+}
+
 // Clone returns a copy sharing no maps with s.
 func (s *Session) Clone() *Session {
 	c := *s

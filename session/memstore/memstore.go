@@ -172,7 +172,7 @@ func (st *Store) left(key session.Key) session.Use {
 	defer st.mu.Unlock()
 	var last *session.Session
 	for _, s := range st.byConv[key] {
-		if !s.Open && (last == nil || s.UpdatedAt.After(last.UpdatedAt) || s.UpdatedAt.Equal(last.UpdatedAt) && s.ID > last.ID) {
+		if !s.Open && (last == nil || s.WrittenAfter(last)) {
 			last = s
 		}
 	}
@@ -289,7 +289,7 @@ func (st *Store) Session(_ context.Context, l session.Lookup) (*session.Session,
 			}
 		case !s.Open || s.Status != session.Active || l.Tool != "" && s.Tool != l.Tool:
 			continue
-		case found != nil && (s.UpdatedAt.Before(found.UpdatedAt) || s.UpdatedAt.Equal(found.UpdatedAt) && s.ID < found.ID):
+		case found != nil && !s.WrittenAfter(found):
 			continue
 		}
 		found = s
