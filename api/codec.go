@@ -13,19 +13,19 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// Codec is the server's protobuf codec. It differs from grpc's in three ways.
+// Codec is the server's protobuf codec. It differs from grpc's in four ways.
 // Messages nest at most MaxRecursion deep (protobuf's own default is 10 000,
 // which lets one small request cost the server a thousand times its size).
 // And a request that does not decode is not refused by the transport with a
 // bare INTERNAL: it is left empty and marked with the field at fault (the
 // first string with invalid UTF-8) or the reason, and the Limit interceptor
 // answers INVALID_ARGUMENT with a problem naming it. Decoding costs time and
-// memory linear in the request's size, whatever it holds. And slotd's own
-// messages are marshalled by the code generated for them (`make proto`,
-// features marshal and size), without protobuf-go's reflection; requests
-// are still decoded and sized by protobuf-go, for the limits above (the
-// generated sizes leave out unknown fields inside well-known types, which
-// a request may carry).
+// memory linear in the request's size, whatever it holds. A request of
+// more than MaxBytes as sent is marked too large, its fields decoded (for
+// the refusal's log line and metrics). And slotd's own messages are
+// marshalled by the code generated for them (`make proto`, features
+// marshal and size), without protobuf-go's reflection; requests are still
+// decoded by protobuf-go, for the limits above.
 //
 // Unlike protobuf-go's, the generated marshalling does not check that
 // strings are UTF-8: it sends what it is given. What slotd answers is
@@ -33,7 +33,11 @@ import (
 // contracts and stored JSON decode to UTF-8, texts are cut by runes, and
 // slots and arguments become Structs through newStruct, which refuses
 // anything else as structpb does.
-type Codec struct{}
+type Codec struct {
+	// MaxBytes bounds a request's bytes as sent; 0 bounds none. The
+	// server's codec is its Guard's (Guard.Codec), with MaxRequestBytes.
+	MaxBytes int
+}
 
 var _ encoding.CodecV2 = Codec{}
 
@@ -79,7 +83,7 @@ func (Codec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 // Unmarshal implements encoding.CodecV2.
-func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
+func (c Codec) Unmarshal(data mem.BufferSlice, v any) error {
 	m, ok := v.(proto.Message)
 	if !ok {
 		return errors.New("slotd codec: not a protobuf message")
@@ -96,6 +100,11 @@ func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
 		// own words.
 		if r := m.ProtoReflect(); len(r.GetUnknown()) > 0 {
 			r.SetUnknown(withoutMark(r.GetUnknown()))
+		}
+		// The bytes as sent, every field counted (unknown ones inside
+		// well-known types too), without sizing the decoded message again.
+		if n := len(buf); c.MaxBytes > 0 && n > c.MaxBytes {
+			mark(m, "request", fmt.Sprintf("%d bytes; at most %d", n, c.MaxBytes))
 		}
 		return nil
 	}

@@ -22,7 +22,8 @@ import (
 
 // Limits bound what one call may cost before any work is done.
 type Limits struct {
-	// MaxRequestBytes bounds the encoded request.
+	// MaxRequestBytes bounds a request's bytes as sent (Guard.Codec counts
+	// them as it decodes).
 	MaxRequestBytes int
 	// MaxInFlight bounds concurrent SlotService calls; more are shed with
 	// RESOURCE_EXHAUSTED and a retry_after instead of queueing.
@@ -207,6 +208,10 @@ func (g *Guard) deadline(ctx context.Context, method string) time.Duration {
 	return min(d, g.limits.MaxDeadline)
 }
 
+// Codec is the codec of the server the guard guards: it marks requests
+// over MaxRequestBytes as sent, which Limit refuses.
+func (g *Guard) Codec() Codec { return Codec{MaxBytes: g.limits.MaxRequestBytes} }
+
 // Streams is the number of streams admitted and not yet answered.
 func (g *Guard) Streams() int { return len(g.streams) }
 
@@ -248,8 +253,9 @@ func (g *Guard) RecoverStream() grpc.StreamServerInterceptor {
 	}
 }
 
-// Limit refuses oversized or undecodable requests, applies the default
-// deadline, and sheds SlotService load past MaxInFlight.
+// Limit refuses the requests the codec marked (undecodable, or over
+// MaxRequestBytes: the server decodes with Guard.Codec), applies the
+// default deadline, and sheds SlotService load past MaxInFlight.
 func (g *Guard) Limit() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		start := time.Now()
@@ -264,10 +270,6 @@ func (g *Guard) Limit() grpc.UnaryServerInterceptor {
 		if m, ok := req.(proto.Message); ok {
 			if field, why := undecodable(m); field != "" {
 				return refuse(problem.InvalidRequest(field, why))
-			}
-			if n := proto.Size(m); n > g.limits.MaxRequestBytes {
-				return refuse(problem.InvalidRequest("request",
-					fmt.Sprintf("%d bytes; at most %d", n, g.limits.MaxRequestBytes)))
 			}
 		}
 		if _, ok := ctx.Deadline(); !ok {

@@ -64,7 +64,7 @@ func testService(handler func(ctx context.Context) error) grpc.ServiceDesc {
 
 func serveTest(t *testing.T, g *Guard, handler func(ctx context.Context) error) *grpc.ClientConn {
 	t.Helper()
-	srv := grpc.NewServer(grpc.ForceServerCodecV2(Codec{}), grpc.ChainUnaryInterceptor(g.Recover(), g.Limit(), g.Errors()))
+	srv := grpc.NewServer(grpc.ForceServerCodecV2(g.Codec()), grpc.ChainUnaryInterceptor(g.Recover(), g.Limit(), g.Errors()))
 	desc := testService(handler)
 	srv.RegisterService(&desc, struct{}{})
 	return serve(t, srv)
@@ -471,9 +471,11 @@ func TestStreamPlaceIsGivenBackWhenTheHandlerReturns(t *testing.T) {
 	}
 }
 
-// A request is sized with everything it carries: unknown fields hidden
-// inside its arguments' Struct or Values count too (generated sizes of
-// well-known types leave them out).
+// A request is bounded by its bytes as sent, everything it carries
+// counted: unknown fields hidden inside its arguments' Struct or Values
+// too (generated sizes of well-known types leave them out). The server's
+// codec marks it, its fields still decoded for the refusal's report, and
+// Limit refuses it; a request of exactly the limit passes.
 func TestLimitCountsUnknownFieldsInsideStructs(t *testing.T) {
 	t.Parallel()
 	g := NewGuard(Limits{MaxRequestBytes: 4096}, slog.New(slog.DiscardHandler))
@@ -486,12 +488,58 @@ func TestLimitCountsUnknownFieldsInsideStructs(t *testing.T) {
 	inStruct.Arguments.ProtoReflect().SetUnknown(hidden)
 	inValue := &slotdv1.TurnRequest{ConversationId: "c", Tool: "bank.open_dispute", TurnId: "t", Arguments: proto.Clone(args).(*structpb.Struct)}
 	inValue.Arguments.Fields["reason"].ProtoReflect().SetUnknown(hidden)
-	for name, req := range map[string]*slotdv1.TurnRequest{"in the Struct": inStruct, "in a Value": inValue} {
+	// A note padded until the request is exactly 4096 bytes, and one more.
+	padded := func(size int) *slotdv1.TurnRequest {
+		note := "Двічі списали"
+		for {
+			a, err := structpb.NewStruct(map[string]any{"reason": "duplicate", "note": note})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := &slotdv1.TurnRequest{ConversationId: "c", Tool: "bank.open_dispute", TurnId: "t", Arguments: a}
+			if proto.Size(req) >= size {
+				if proto.Size(req) != size {
+					t.Fatalf("padded to %d bytes, want %d", proto.Size(req), size)
+				}
+				return req
+			}
+			note += "x"
+		}
+	}
+	exactly, over := padded(4096), padded(4097)
+	for _, c := range []struct {
+		name    string
+		req     *slotdv1.TurnRequest
+		refused bool
+	}{
+		{"8 KiB hidden in the Struct", inStruct, true},
+		{"8 KiB hidden in a Value", inValue, true},
+		{"exactly 4096 bytes", exactly, false},
+		{"4097 bytes", over, true},
+	} {
+		wire, err := proto.Marshal(c.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req slotdv1.TurnRequest
+		if err := g.Codec().Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire)}, &req); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if req.Tool != "bank.open_dispute" {
+			t.Errorf("%s (%d bytes): decoded tool %q, want the request's, for the refusal's report", c.name, len(wire), req.Tool)
+		}
 		called := false
-		_, err := g.Limit()(context.Background(), req, &grpc.UnaryServerInfo{FullMethod: slotdv1.SlotService_Turn_FullMethodName},
+		_, err = g.Limit()(context.Background(), &req, &grpc.UnaryServerInfo{FullMethod: slotdv1.SlotService_Turn_FullMethodName},
 			func(context.Context, any) (any, error) { called = true; return nil, nil })
-		if called || status.Code(err) != codes.InvalidArgument {
-			t.Errorf("8 KiB hidden %s of a request limited to 4 KiB: handler called %v, %v; want INVALID_ARGUMENT", name, called, err)
+		if !c.refused {
+			if !called || err != nil {
+				t.Errorf("%s (%d bytes) of a request limited to 4096: handler called %v, %v; want it served", c.name, len(wire), called, err)
+			}
+			continue
+		}
+		want := fmt.Sprintf("%d bytes; at most 4096", len(wire))
+		if called || status.Code(err) != codes.InvalidArgument || !strings.Contains(problemIn(t, err).String(), want) {
+			t.Errorf("%s (%d bytes) of a request limited to 4 KiB: handler called %v, %v; want INVALID_ARGUMENT saying %q", c.name, len(wire), called, err, want)
 		}
 	}
 }

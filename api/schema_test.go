@@ -43,7 +43,7 @@ func serve(t *testing.T, limits api.Limits, obs api.Observer) (slotdv1.SlotServi
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	g := api.NewGuard(limits, log)
 	g.ObserveTurns(obs)
-	srv := grpc.NewServer(grpc.ForceServerCodecV2(api.Codec{}), grpc.ChainUnaryInterceptor(g.Recover(), g.Limit(), g.Errors()))
+	srv := grpc.NewServer(grpc.ForceServerCodecV2(g.Codec()), grpc.ChainUnaryInterceptor(g.Recover(), g.Limit(), g.Errors()))
 	api.NewSlotService(engine, api.WithObserver(obs)).Register(srv)
 	lis := bufconn.Listen(1 << 20)
 	go srv.Serve(lis)

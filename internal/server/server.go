@@ -239,7 +239,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 // one without TLS: its connection never leaves the process.
 func (s *Server) newGRPC(keys *auth.Keys, withTLS bool) *grpc.Server {
 	opts := append(transportOptions(),
-		grpc.ForceServerCodecV2(api.Codec{}),
+		grpc.ForceServerCodecV2(s.guard.Codec()),
 		grpc.MaxRecvMsgSize(maxRecvMsgSize),
 		grpc.InTapHandle(s.guard.Tap(keys.Authorize)),
 		// Calls run on reused goroutines, whose stacks have already grown
