@@ -453,18 +453,18 @@ func TestStreamPlaceIsGivenBackWhenTheHandlerReturns(t *testing.T) {
 	// the deadline passed) has its place given back as the stream ends,
 	// and not again when the handler returns.
 	cancelled, endCancelled := open(slotdv1.SlotService_Turn_FullMethodName)
-	returned := make(chan error, 1)
-	go func() {
-		_, err := g.Recover()(cancelled, nil, &grpc.UnaryServerInfo{FullMethod: slotdv1.SlotService_Turn_FullMethodName},
-			func(ctx context.Context, _ any) (any, error) {
-				endCancelled()
-				waitFor(t, func() bool { return g.Streams() == 1 })
-				return nil, ctx.Err()
-			})
-		returned <- err
-	}()
-	if err := <-returned; !errors.Is(err, context.Canceled) {
-		t.Fatalf("a call cancelled in its handler: %v, want its context's error", err)
+	givenBack := false
+	_, err = g.Recover()(cancelled, nil, &grpc.UnaryServerInfo{FullMethod: slotdv1.SlotService_Turn_FullMethodName},
+		func(ctx context.Context, _ any) (any, error) {
+			endCancelled()
+			for deadline := time.Now().Add(5 * time.Second); !givenBack && time.Now().Before(deadline); {
+				givenBack = g.Streams() == 1
+				time.Sleep(5 * time.Millisecond)
+			}
+			return nil, ctx.Err()
+		})
+	if !givenBack || !errors.Is(err, context.Canceled) {
+		t.Fatalf("a call cancelled in its handler: place given back as its stream ended %v, answered %v; want true and its context's error", givenBack, err)
 	}
 	if n := g.Streams(); n != 1 {
 		t.Fatalf("after a call cancelled in its handler returned: %d places taken, want 1 (the third call's)", n)
