@@ -20,21 +20,9 @@ import (
 // and gives up at once, not after Within, when its context ends or the
 // server ends first, saying which.
 func TestAwait(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	healthpb.RegisterHealthServer(srv, hs)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := serveHealth(t, hs)
 
 	ended := make(chan struct{})
 	time.AfterFunc(200*time.Millisecond, func() { close(ended) })
@@ -71,19 +59,7 @@ func (hangingHealth) Check(ctx context.Context, _ *healthpb.HealthCheckRequest) 
 // Await a second at most per question, so that a server that ends
 // meanwhile is noticed within about a second, not after Within.
 func TestAwaitBoundsEachQuestion(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	healthpb.RegisterHealthServer(srv, hangingHealth{})
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := serveHealth(t, hangingHealth{})
 
 	ended := make(chan struct{})
 	time.AfterFunc(200*time.Millisecond, func() { close(ended) })
@@ -92,8 +68,27 @@ func TestAwaitBoundsEachQuestion(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	start := time.Now()
-	err = serving.Await(ctx, conn, ended)
+	err := serving.Await(ctx, conn, ended)
 	if took := time.Since(start); !errors.Is(err, serving.ErrNotServing) || took > 3*time.Second {
 		t.Fatalf("a server that never answers and ends after 200ms: %v after %v, want ErrNotServing within about a second", err, took)
 	}
+}
+
+// serveHealth serves hs on loopback until the test ends, and dials it.
+func serveHealth(t *testing.T, hs healthpb.HealthServer) *grpc.ClientConn {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	healthpb.RegisterHealthServer(srv, hs)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
