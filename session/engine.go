@@ -110,6 +110,9 @@ func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
 	if applied.Replayed && applied.Tool != "" && applied.Tool != c.Name {
 		return nil, turnOfAnotherTool(req.TurnID, applied.Tool)
 	}
+	if applied.Replayed && !sameContent(applied.Request, redactRequest(req, c)) {
+		return nil, turnRewritten(req.TurnID)
+	}
 	if applied.Replayed {
 		result = &Result{Replayed: true}
 		if err := json.Unmarshal(applied.Response, result); err != nil {
@@ -187,6 +190,18 @@ func turnOfAnotherTool(turnID, tool string) error {
 		Type: problem.TypeConflict, Title: "The turn_id belongs to a call of another tool",
 		Detail: fmt.Sprintf("turn_id %s already answered a call of %s in this conversation; give every tool call its own turn_id "+
 			"(the provider's tool-call id)", problem.Redact(turnID), tool),
+		OwnerActionRequired: true,
+	}}
+}
+
+// turnRewritten refuses a turn_id used again with other content: a retry
+// carries the same request, and replaying the first answer to a changed one
+// would drop what the user said this time without a word.
+func turnRewritten(turnID string) error {
+	return &problem.Error{Kind: problem.KindConflict, Problem: problem.Problem{
+		Type: problem.TypeConflict, Title: "The turn_id was used before with other content",
+		Detail: fmt.Sprintf("turn_id %s already answered a request with other arguments, confirmation, locale or time zone; "+
+			"a retry must resend the same request, and a new user turn needs its own turn_id", problem.Redact(turnID)),
 		OwnerActionRequired: true,
 	}}
 }

@@ -196,6 +196,9 @@ type Applied struct {
 	Response []byte
 	// Tool is the tool of the stored turn, when Replayed.
 	Tool string
+	// Request is the stored turn's request as the history keeps it, when
+	// Replayed: a retry must carry the same content.
+	Request []byte
 	// Commit is what fn made and the store wrote; nil when Replayed.
 	Commit *Commit
 }

@@ -34,6 +34,7 @@ type conversation struct {
 type storedTurn struct {
 	sessionID string
 	tool      string
+	request   []byte
 	response  []byte
 }
 
@@ -134,7 +135,8 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 	}
 	defer c.unlock()
 	if t, ok := c.turns[turnID]; ok {
-		return session.Applied{Replayed: true, Tool: t.tool, Response: append([]byte(nil), t.response...)}, nil
+		return session.Applied{Replayed: true, Tool: t.tool, Request: append([]byte(nil), t.request...),
+			Response: append([]byte(nil), t.response...)}, nil
 	}
 	commit, err := fn(session.Conversation{Open: st.open(key), Left: st.left(key)})
 	if err != nil {
@@ -145,7 +147,7 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 	// The commit's response is the store's from here, as its turn record
 	// in the history is: it is copied when a replay hands it out.
 	if t := commit.Turn; t != nil {
-		c.turns[turnID] = storedTurn{sessionID: t.SessionID, tool: commit.Session.Tool, response: t.Response}
+		c.turns[turnID] = storedTurn{sessionID: t.SessionID, tool: commit.Session.Tool, request: t.Request, response: t.Response}
 		applied.Response = t.Response
 	}
 	return applied, nil

@@ -164,7 +164,7 @@ const (
 		ON CONFLICT (tenant, conversation_id) DO NOTHING`
 	lockConversation = `SELECT 1 FROM conversations
 		WHERE tenant = $1 AND conversation_id = $2 FOR UPDATE`
-	selectTurnResponse = `SELECT response, tool FROM turns
+	selectTurnResponse = `SELECT response, tool, request FROM turns
 		WHERE tenant = $1 AND conversation_id = $2 AND turn_id = $3`
 	// selectOpen reads the conversation's open sessions through the partial
 	// index sessions_open: a few rows, whatever the table holds.
@@ -273,7 +273,7 @@ func readTurn(br pgx.BatchResults, applied *session.Applied) (session.Conversati
 	if tag.RowsAffected() != 1 {
 		return cv, errConversationGone
 	}
-	err = br.QueryRow().Scan(&applied.Response, &applied.Tool)
+	err = br.QueryRow().Scan(&applied.Response, &applied.Tool, &applied.Request)
 	switch {
 	case err == nil:
 		applied.Replayed = true

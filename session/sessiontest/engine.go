@@ -10,6 +10,7 @@ import (
 
 	"github.com/slotd/slotd/clarify"
 	"github.com/slotd/slotd/merge"
+	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
 )
 
@@ -45,11 +46,9 @@ func testSameTurnTwice(t *testing.T, h *harness) {
 	if first.Replayed {
 		t.Errorf("first delivery: Replayed = true, want false")
 	}
-	// A retry carries the same turn_id; even if the model rewrote the
-	// arguments in between, the first answer stands.
-	retry := req
-	retry.Arguments = map[string]any{"amount": "99", "reason": "fraud"}
-	second := h.do(retry)
+	// A retry carries the same turn_id and the same request: the first
+	// answer stands, and nothing is applied twice.
+	second := h.do(req)
 	if !second.Replayed {
 		t.Errorf("second delivery: Replayed = false, want true")
 	}
@@ -75,6 +74,26 @@ func testSameTurnTwice(t *testing.T, h *harness) {
 	wantList(t, "history changes", recorded(hist, 1), []string{"card_last4:FILLED", "amount:FILLED"})
 	if n := len(hist.Changes); n != 2 {
 		t.Errorf("history holds %d changes, want 2 (the retry must add none)", n)
+	}
+
+	// The same turn_id with other content is no retry: answering it with
+	// the stored response would drop what the user said this time.
+	for _, rewrite := range []func(*session.TurnRequest){
+		func(r *session.TurnRequest) { r.Arguments = map[string]any{"amount": "99", "reason": "fraud"} },
+		func(r *session.TurnRequest) {
+			r.Arguments = map[string]any{"card_last4": "карта •• 4417", "amount": "1 341 ₽"}
+		},
+		func(r *session.TurnRequest) { r.Arguments = nil },
+		func(r *session.TurnRequest) { r.Locale = "en" },
+		func(r *session.TurnRequest) { yes := true; r.Confirmation = &yes },
+	} {
+		changed := req
+		rewrite(&changed)
+		_, err := h.engine.Turn(h.ctx, changed)
+		wantProblem(t, "a turn_id reused with other content", err, problem.KindConflict, req.TurnID, "other arguments")
+	}
+	if s := h.get(h.active()); s.Version != 1 {
+		t.Errorf("session version after rewritten retries = %d, want 1", s.Version)
 	}
 }
 
