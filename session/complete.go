@@ -118,9 +118,12 @@ func (e *Engine) prepareCompletion(req *CompleteRequest) error {
 		return problem.InvalidRequest("idempotency_key", "the key belongs to another session")
 	case id != "":
 		req.Lookup.SessionID = id
-	case req.Lookup.SessionID == "":
+	case req.Lookup.SessionID == "" && (req.Lookup.ConversationID == "" || req.Lookup.Tool == ""):
+		// Without a key or a session id, conversation_id and tool find the
+		// conversation's open session of the tool (an orchestrator that ran
+		// the backend may hold no more than that).
 		return problem.InvalidRequest("idempotency_key",
-			"required (or session_id): the key READY gave names the session the backend call was for")
+			"required, or session_id, or conversation_id with tool: the key READY gave names the session the backend call was for")
 	}
 	return req.Lookup.validate()
 }

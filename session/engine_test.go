@@ -163,6 +163,41 @@ func TestComplete(t *testing.T) {
 			t.Errorf("another key on a completed session: %v, want ErrNotActive", err)
 		}
 	})
+	t.Run("each way of naming the session", func(t *testing.T) {
+		accepted := map[string]any{"status": "accepted", "case_id": "DSP-2"}
+		for name, lookup := range map[string]func(r *session.Result) (session.Lookup, string){
+			"the key": func(r *session.Result) (session.Lookup, string) {
+				return session.Lookup{Tenant: "bank"}, r.IdempotencyKey
+			},
+			"the session id": func(r *session.Result) (session.Lookup, string) {
+				return session.Lookup{Tenant: "bank", SessionID: r.Session.ID}, ""
+			},
+			"the conversation, tool": func(r *session.Result) (session.Lookup, string) {
+				return session.Lookup{Tenant: "bank", ConversationID: "chat-42", Tool: "bank.open_dispute"}, ""
+			},
+			"the conversation and key": func(r *session.Result) (session.Lookup, string) {
+				return session.Lookup{Tenant: "bank", ConversationID: "chat-42"}, r.IdempotencyKey
+			},
+		} {
+			e, _ := newEngine(t)
+			r := ready(t, e)
+			l, key := lookup(r)
+			out, err := e.Complete(ctx, session.CompleteRequest{Lookup: l, IdempotencyKey: key, Result: accepted})
+			if err != nil || out.Session.ID != r.Session.ID || out.Session.Status != session.Completed {
+				t.Errorf("by %s: %+v, %v; want the READY session completed", name, out, err)
+			}
+		}
+		e, _ := newEngine(t)
+		ready(t, e)
+		_, err := e.Complete(ctx, session.CompleteRequest{Lookup: session.Lookup{Tenant: "bank", ConversationID: "chat-42"}, Result: accepted})
+		if pe := problemOf(t, err); pe.Kind != problem.KindInvalidRequest || !strings.Contains(pe.Problem.Errors[0].Message, "conversation_id with tool") {
+			t.Errorf("the conversation without a tool: %v, want INVALID_ARGUMENT that names the ways", err)
+		}
+		_, err = e.Complete(ctx, session.CompleteRequest{Lookup: session.Lookup{Tenant: "bank", ConversationID: "chat-42", Tool: "bank.check_balance"}, Result: accepted})
+		if !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("a tool with no open session: %v, want not found", err)
+		}
+	})
 	t.Run("a retryable failure keeps the slots", func(t *testing.T) {
 		e, _ := newEngine(t)
 		r := ready(t, e)
