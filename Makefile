@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := $(CURDIR)/.bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: run test check proto proto-check tools build node
+.PHONY: run test check proto proto-check tools build install node
 
 ## run: start slotd on 127.0.0.1:50051 with the shipped contracts, on a Postgres it finds or starts.
 ## The binary is built first and runs in go run's stead, so that SIGTERM and Ctrl-C reach it.
@@ -48,8 +48,14 @@ node:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
 	fi
 
+## build: .bin/slotd, stamped with its commit (slotd version)
 build:
-	$(GO) build -o $(BIN)/slotd ./cmd/slotd
+	$(GO) build -buildvcs=auto -o $(BIN)/slotd ./cmd/slotd
+
+## install: slotd into $(go env GOPATH)/bin, which go puts on PATH by its installer's advice
+install:
+	$(GO) install -buildvcs=auto ./cmd/slotd
+	@echo "installed $$($(GO) env GOPATH)/bin/slotd"
 
 ## tools: the pinned code generators (tools/go.mod), built into .bin
 TOOLS := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-go-vtproto $(BIN)/protoc-gen-grpc-gateway $(BIN)/protoc-gen-openapiv2

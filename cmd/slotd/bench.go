@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -81,6 +82,10 @@ func benchRun(ctx context.Context, cfg bench.Config, o benchOptions, stdout, std
 		tuneGC() // the in-process slotd runs as slotd serve would
 	}
 	rep, err := bench.Run(ctx, cfg)
+	var ce *bench.ConfigError
+	if errors.As(err, &ce) {
+		return usagef("%s", ce.Usage())
+	}
 	if err != nil {
 		return err
 	}

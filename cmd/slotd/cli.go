@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -66,6 +67,9 @@ func (c *cli) execute(ctx context.Context, root *command, args []string) int {
 		}
 		if args[0] == "help" && cmd == root {
 			return c.help(root, args[1:])
+		}
+		if args[0] == "--version" && cmd == root {
+			args[0] = "version"
 		}
 		sub := cmd.sub(args[0])
 		if sub == nil {
@@ -230,7 +234,7 @@ func (f *flags) parse(args []string, lookupEnv func(string) (string, bool)) ([]s
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, usagef("%s (%s --help lists the flags)", flagError(err), f.fs.Name())
+			return nil, usagef("%s (%s --help lists the flags)", f.flagError(err), f.fs.Name())
 		}
 		rest := f.fs.Args()
 		if len(rest) == 0 {
@@ -262,8 +266,11 @@ func (f *flags) parse(args []string, lookupEnv func(string) (string, bool)) ([]s
 	return pos, nil
 }
 
-// flagError words the flag package's errors with the flags' two dashes.
-func flagError(err error) string {
+var invalidValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([a-z0-9-]+): `)
+
+// flagError words the flag package's errors with the flags' two dashes,
+// and says what a value must be in place of the parser's "parse error".
+func (f *flags) flagError(err error) string {
 	msg := err.Error()
 	for _, r := range []struct{ prefix, format string }{
 		{"flag provided but not defined: -", "unknown flag --%s"},
@@ -272,6 +279,11 @@ func flagError(err error) string {
 		if name, ok := strings.CutPrefix(msg, r.prefix); ok {
 			return fmt.Sprintf(r.format, name)
 		}
+	}
+	// invalid value "5" for flag -stale-after: parse error, and
+	// invalid boolean value "maybe" for -mcp: parse error
+	if m := invalidValue.FindStringSubmatch(msg); m != nil && f.kind[m[2]] != "" {
+		return fmt.Sprintf("invalid value %s for --%s: want %s", m[1], m[2], f.kind[m[2]])
 	}
 	return strings.Replace(msg, " for flag -", " for --", 1)
 }

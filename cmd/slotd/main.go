@@ -6,6 +6,7 @@
 //	slotd contract   export, lint, list contracts
 //	slotd script     run conversation scripts
 //	slotd bench      measure turns/s against the direct-SQL limit
+//	slotd version    print the version, commit and Go version (also --version)
 //
 // Every flag has an environment twin (slotd COMMAND --help names it);
 // usage goes to stdout, errors are one line on stderr: exit 2 for a command
@@ -29,7 +30,7 @@ var slotd = &command{
 calls it on every turn with the arguments the model extracted, and it answers
 with the one next step (ask, re-confirm, confirm, repair, or the arguments,
 ready). docs/ and README.md tell more.`,
-	subs: []*command{serveCommand, migrateCommand, sessionsCommand, contractCommand, scriptCommand, benchCommand},
+	subs: []*command{serveCommand, migrateCommand, sessionsCommand, contractCommand, scriptCommand, benchCommand, versionCommand},
 }
 
 func main() {

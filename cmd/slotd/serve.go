@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"runtime/debug"
 	"time"
@@ -35,7 +38,7 @@ least 16 characters.`,
 			tuneGC()
 			srv, err := server.New(cfg, slog.Default())
 			if err != nil {
-				return err
+				return listenError(err, cfg)
 			}
 			if err := srv.Run(ctx); err != nil {
 				slog.Error("slotd serve failed", "err", err.Error())
@@ -84,6 +87,10 @@ func serveFlags(fs *flags, cfg *server.Config) (finish func() error) {
 		if err := oneOf("store", cfg.Store, []string{"postgres", "memory"}); err != nil {
 			return err
 		}
+		if cfg.Store == "postgres" && cfg.DatabaseURL == "" {
+			// As slotd migrate says it: a command given wrongly, exit 2.
+			return usagef("--database-url or SLOTD_DATABASE_URL is required with the postgres store (or --store memory for a demo that keeps nothing)")
+		}
 		for _, d := range []struct {
 			name string
 			v    int
@@ -94,6 +101,37 @@ func serveFlags(fs *flags, cfg *server.Config) (finish func() error) {
 		}
 		return nil
 	}
+}
+
+// listenError names the flag and the variable of an address slotd could
+// not listen on, which a bare "bind: address already in use" does not.
+func listenError(err error, cfg server.Config) error {
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "listen" || op.Addr == nil {
+		return err
+	}
+	for _, l := range []struct{ flag, env, addr string }{
+		{"--listen", "SLOTD_LISTEN", cfg.Listen},
+		{"--http-listen", "SLOTD_HTTP_LISTEN", cfg.HTTPListen},
+		{"--metrics-listen", "SLOTD_METRICS_LISTEN", cfg.MetricsListen},
+	} {
+		if l.addr != "" && sameAddr(l.addr, op.Addr.String()) {
+			return fmt.Errorf("cannot listen on %s (%s or %s): %v; choose another address or stop what holds it",
+				l.addr, l.flag, l.env, op.Err)
+		}
+	}
+	return err
+}
+
+// sameAddr tells whether a configured address is the one a listener
+// failed on; a port 0 or a name matches on the port alone.
+func sameAddr(configured, failed string) bool {
+	if configured == failed {
+		return true
+	}
+	_, p1, err1 := net.SplitHostPort(configured)
+	_, p2, err2 := net.SplitHostPort(failed)
+	return err1 == nil && err2 == nil && p1 == p2 && p1 != "0"
 }
 
 // tuneGC makes the collector run a quarter as often as Go's default, unless

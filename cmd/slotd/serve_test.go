@@ -61,7 +61,7 @@ func TestServeMCPFlag(t *testing.T) {
 		{"", []string{"--mcp=false"}, true},
 		{"false", []string{"--mcp=true"}, false},
 	} {
-		cfg, err := serveConfig(t, map[string]string{"SLOTD_MCP": tc.env}, tc.args...)
+		cfg, err := serveConfig(t, map[string]string{"SLOTD_MCP": tc.env, "SLOTD_STORE": "memory"}, tc.args...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func TestServeMCPFlag(t *testing.T) {
 // gateway); an empty number or duration is no value.
 func TestServeEmptyVariables(t *testing.T) {
 	t.Parallel()
-	cfg, err := serveConfig(t, map[string]string{"SLOTD_HTTP_LISTEN": "", "SLOTD_TTL": "", "SLOTD_MAX_ATTEMPTS": ""})
+	cfg, err := serveConfig(t, map[string]string{"SLOTD_HTTP_LISTEN": "", "SLOTD_TTL": "", "SLOTD_MAX_ATTEMPTS": "", "SLOTD_STORE": "memory"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -238,17 +237,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, ctx.Err()
 }
 
+// ConfigError is a Config the bench cannot run: a usage error of slotd
+// bench, worded for its flags.
+type ConfigError struct{ msg string }
+
+func (e *ConfigError) Error() string { return "bench: " + e.msg }
+
+// Usage is the error without the package's prefix, for a command line.
+func (e *ConfigError) Usage() string { return e.msg }
+
 // check refuses a config the bench cannot run, and fills defaults.
 func (cfg *Config) check() error {
 	switch {
 	case cfg.Conversations < 1:
-		return errors.New("bench: at least one conversation")
+		return &ConfigError{"at least one conversation (--conversations)"}
 	case cfg.Duration <= 0 && cfg.Turns <= 0:
-		return errors.New("bench: give a duration or a number of turns")
+		return &ConfigError{"give a duration (--duration) or a number of turns (--turns)"}
 	case cfg.DatabaseURL == "":
-		return errors.New("bench: a Postgres URL is needed (--database-url or SLOTD_DATABASE_URL): the direct side and an in-process slotd use it")
+		return &ConfigError{"a Postgres URL is needed (--database-url or SLOTD_DATABASE_URL): the direct side and an in-process slotd use it"}
 	case cfg.Rounds < 0:
-		return errors.New("bench: the number of rounds cannot be negative")
+		return &ConfigError{"the number of rounds (--rounds) cannot be negative"}
 	}
 	if cfg.Contracts == "" {
 		cfg.Contracts = "./contracts"
@@ -260,7 +268,7 @@ func (cfg *Config) check() error {
 		}
 	}
 	if cfg.Turns > 0 && cfg.Turns < cfg.Rounds {
-		return fmt.Errorf("bench: %d turns cannot be split over %d rounds", cfg.Turns, cfg.Rounds)
+		return &ConfigError{fmt.Sprintf("%d turns (--turns) cannot be split over %d rounds (--rounds)", cfg.Turns, cfg.Rounds)}
 	}
 	return nil
 }
