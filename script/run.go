@@ -273,10 +273,26 @@ func fatal(c codes.Code) bool {
 
 func callError(st *status.Status) error {
 	msg := fmt.Sprintf("the call failed: %s: %s", st.Code(), st.Message())
-	if p := problemOf(st); p != nil && p.Detail != "" {
+	p := problemOf(st)
+	if p != nil && p.Detail != "" {
 		msg += " (" + p.Detail + ")"
 	}
+	if st.Code() == codes.InvalidArgument && refusesClock(p) {
+		msg += "; a script runs on its own clock, sent as each turn's now: start that slotd with " +
+			"--client-clock trust (SLOTD_CLIENT_CLOCK=trust; make run does), or run the script in-process without --addr"
+	}
 	return errors.New(msg)
+}
+
+// refusesClock tells whether a problem is the server refusing the now a
+// script sends, which a slotd outside its clock window does.
+func refusesClock(p *slotdv1.Problem) bool {
+	for _, e := range p.GetErrors() {
+		if e.GetPointer() == "/now" {
+			return true
+		}
+	}
+	return false
 }
 
 func problemOf(st *status.Status) *slotdv1.Problem {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -10,8 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	"github.com/slotd/slotd/internal/dbtest"
 	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/internal/serving"
 )
 
 // make run ends slotd when make gets SIGTERM (kill, a supervisor) or the
@@ -67,6 +72,15 @@ func TestMakeRunStopsOnSignal(t *testing.T) {
 			if !strings.Contains(out.String(), "slotd's database: ") {
 				t.Errorf("make run does not say which database slotd uses:\n%s", out.String())
 			}
+			if !sig.group {
+				// The shipped scripts run on their own clocks; make run's
+				// slotd takes them as the in-process one does.
+				awaitServing(t, grpc)
+				r := runCLI(t, nil, "script", "run", "--addr", grpc, "../../integration/scripts/")
+				if r.code != exitOK {
+					t.Errorf("slotd script run --addr against make run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+				}
+			}
 
 			target := pgid
 			if sig.group {
@@ -106,6 +120,19 @@ func TestMakeRunStopsOnSignal(t *testing.T) {
 				t.Errorf("slotd did not stop gracefully after %s:\n%s", sig.name, log)
 			}
 		})
+	}
+}
+
+// awaitServing waits until the slotd at addr is ready to take turns.
+func awaitServing(t *testing.T, addr string) {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := serving.Await(context.Background(), conn, nil); err != nil {
+		t.Fatalf("make run's slotd never became ready: %v", err)
 	}
 }
 
