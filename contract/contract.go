@@ -282,27 +282,31 @@ func (c *Contract) parseProperties(src []byte, doc *document) error {
 	if props == nil {
 		props = jsontree.NewObject()
 	}
+	// Every mistake is reported, not only the first: a file with two bad
+	// properties would otherwise take two rounds of fixing to find out.
+	var errs []error
 	for _, pname := range props.Keys() {
 		p, err := parseProperty(pname, doc.Properties[pname], props.Obj(pname))
 		if err != nil {
-			return fmt.Errorf("property %s: %w", pname, err)
+			errs = append(errs, fmt.Errorf("property %s: %w", pname, err))
+			continue
 		}
 		c.position[pname] = len(c.Properties)
 		c.Properties = append(c.Properties, p)
 		c.byName[pname] = p
 	}
 	for _, p := range c.Properties {
-		if p.CurrencySlot != "" && c.byName[p.CurrencySlot] == nil {
-			return fmt.Errorf("property %s: x-slotd.currency_slot names unknown property %q", p.Name, p.CurrencySlot)
+		if p.CurrencySlot != "" && c.byName[p.CurrencySlot] == nil && props.Obj(p.CurrencySlot) == nil {
+			errs = append(errs, fmt.Errorf("property %s: x-slotd.currency_slot names unknown property %q", p.Name, p.CurrencySlot))
 		}
 	}
 	for _, r := range doc.Required {
-		if c.byName[r] == nil {
-			return fmt.Errorf("required names unknown property %q", r)
+		if c.byName[r] == nil && props.Obj(r) == nil {
+			errs = append(errs, fmt.Errorf("required names unknown property %q", r))
 		}
 	}
 	c.Required = c.InOrder(doc.Required)
-	return nil
+	return errors.Join(errs...)
 }
 
 // compile compiles the whole schema, the output contract and each

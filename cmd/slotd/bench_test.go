@@ -127,7 +127,7 @@ func TestBenchLongConversations(t *testing.T) {
 func TestBenchRefusesWithoutDatabase(t *testing.T) {
 	t.Parallel()
 	r := runCLI(t, nil, "bench", "--database-url", "", "--contracts", "../../contracts", "-q")
-	if r.code != 1 || !strings.Contains(r.stderr, "Postgres URL") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "Postgres URL") {
 		t.Errorf("slotd bench without a database: exit %d, %q; want an error that asks for a Postgres URL", r.code, r.stderr)
 	}
 }

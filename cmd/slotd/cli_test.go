@@ -165,7 +165,6 @@ func TestRuntimeErrorsAreHumanLines(t *testing.T) {
 		{[]string{"contract", "export", "--contracts", empty, "bank.open_dispute"}, "no *.json contract in " + empty},
 		{[]string{"serve", "--store", "memory", "--contracts", missing}, "slotd serve: contracts: cannot read the folder " + missing},
 		{[]string{"serve", "--store", "memory", "--contracts", empty}, "no *.json contract in " + empty},
-		{[]string{"serve", "--contracts", "../../contracts"}, "SLOTD_DATABASE_URL is required"},
 		{[]string{"contract", "export", "--contracts", "../../contracts", "bank.close_account"}, `no contract named "bank.close_account"`},
 		{[]string{"sessions", "list", "--addr", "127.0.0.1:1"}, "cannot reach slotd at 127.0.0.1:1"},
 	} {

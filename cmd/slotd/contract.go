@@ -93,9 +93,9 @@ provider takes it:
 
 var contractLint = &command{
 	name:    "lint",
-	args:    "[DIR]",
+	args:    "[DIR | FILE]",
 	summary: "check contract files against the providers' strict modes and limits",
-	about: `Checks every *.json directly in DIR (default: --contracts) and prints
+	about: `Checks every *.json directly in DIR (default: --contracts), or one FILE, and prints
 file#pointer: severity: message, then what each export costs on every
 request. Exits 1 on errors, and with --strict on warnings too.`,
 	setup: func(fs *flags) runFunc {
@@ -110,7 +110,7 @@ request. Exits 1 on errors, and with --strict on warnings too.`,
 			case 1:
 				target = args[0]
 			default:
-				return usagef("give at most one DIR")
+				return usagef("give at most one DIR or FILE")
 			}
 			return lint(c.stdout, target, asJSON, strict)
 		}
@@ -118,7 +118,7 @@ request. Exits 1 on errors, and with --strict on warnings too.`,
 }
 
 func lint(w io.Writer, target string, asJSON, strict bool) error {
-	findings, err := provider.LintDir(target)
+	findings, err := provider.LintPath(target)
 	if err != nil {
 		return err
 	}

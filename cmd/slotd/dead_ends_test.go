@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -76,5 +77,34 @@ func TestVersion(t *testing.T) {
 	}
 	if r := runCLI(t, nil, "version", "extra"); r.code != exitUsage {
 		t.Errorf("slotd version extra: exit %d, want %d", r.code, exitUsage)
+	}
+}
+
+// lint reports every mistake of a file at once, and takes a file as well
+// as a folder.
+func TestLintReportsEveryMistake(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := dir + "/bank.refund.json"
+	src := `{"type": "object", "description": "Refund a payment.", "x-slotd": {"name": "bank.refund"},
+  "properties": {
+    "amount": {"type": "string", "x-slotd": {"normalize": "amountt"}},
+    "card_last4": {"type": "string", "x-slotd": {"normalize": "last_digits", "max_attempts": -2}},
+    "reason": {"type": "string", "enum": ["fraud", "duplicate"]}
+  },
+  "required": ["amount", "reason", "operation_id"]}`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{file, dir} {
+		r := runCLI(t, nil, "contract", "lint", target)
+		if r.code != exitError {
+			t.Errorf("lint %s: exit %d, want 1\n%s%s", target, r.code, r.stdout, r.stderr)
+		}
+		for _, want := range []string{"#/properties/amount: error", "#/properties/card_last4: error", `unknown property "operation_id"`} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("lint %s does not report %q:\n%s%s", target, want, r.stdout, r.stderr)
+			}
+		}
 	}
 }

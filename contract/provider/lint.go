@@ -61,6 +61,24 @@ func LintDir(dir string) ([]Finding, error) {
 	return LintFS(os.DirFS(dir), ".", dir)
 }
 
+// LintPath is LintDir for a folder, and the same checks of one file alone
+// for a file.
+func LintPath(target string) ([]Finding, error) {
+	st, err := os.Stat(target)
+	if err != nil || st.IsDir() {
+		return LintDir(target)
+	}
+	src, err := os.ReadFile(target)
+	if err != nil {
+		return nil, fmt.Errorf("contracts: cannot read %s: %w", target, err)
+	}
+	c, out := lintFile(target, src)
+	if c != nil {
+		out = append(out, lintSet([]*contract.Contract{c}, map[*contract.Contract]string{c: target})...)
+	}
+	return out, nil
+}
+
 // LintFS is LintDir over a file system; prefix is shown before file names.
 func LintFS(fsys fs.FS, dir, prefix string) ([]Finding, error) {
 	entries, err := fs.ReadDir(fsys, dir)
@@ -127,13 +145,21 @@ func lintFile(file string, src []byte) (*contract.Contract, []Finding) {
 	lintExtensions(root, add)
 	c, err := contract.Parse(path.Base(file), src)
 	if err != nil {
-		ptr := ""
-		if ms := atPointer.FindAllStringSubmatch(err.Error(), -1); ms != nil {
-			ptr = ms[len(ms)-1][1] // the deepest location the metaschema names
-		} else if m := atProp.FindStringSubmatch(err.Error()); m != nil {
-			ptr = "/properties/" + jsontree.Escape(m[1])
+		// Parse reports every mistake it found, joined: one finding each.
+		errs := []error{err}
+		if j, ok := errors.Unwrap(err).(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
 		}
-		add(SeverityError, ptr, "%s", strings.TrimPrefix(err.Error(), "contract "+path.Base(file)+": "))
+		for _, err := range errs {
+			msg := strings.TrimPrefix(err.Error(), "contract "+path.Base(file)+": ")
+			ptr := ""
+			if ms := atPointer.FindAllStringSubmatch(msg, -1); ms != nil {
+				ptr = ms[len(ms)-1][1] // the deepest location the metaschema names
+			} else if m := atProp.FindStringSubmatch(msg); m != nil {
+				ptr = "/properties/" + jsontree.Escape(m[1])
+			}
+			add(SeverityError, ptr, "%s", msg)
+		}
 		return nil, out
 	}
 	if t := root.Str("type"); t != "object" {
