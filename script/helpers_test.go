@@ -23,7 +23,14 @@ import (
 // Postgres (integration/scripts_test.go plays the shipped scripts on it).
 func realServer(t *testing.T) *grpc.ClientConn {
 	t.Helper()
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Contracts: "../contracts", Store: "memory", TrustClientClock: true},
+	return realServerClock(t, true)
+}
+
+// realServerClock is realServer, trusting client clocks or not (as slotd
+// serve does by default).
+func realServerClock(t *testing.T, trust bool) *grpc.ClientConn {
+	t.Helper()
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Contracts: "../contracts", Store: "memory", TrustClientClock: trust},
 		slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	if err != nil {
 		t.Fatalf("server.New: %v", err)

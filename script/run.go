@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -277,11 +278,30 @@ func callError(st *status.Status) error {
 	if p != nil && p.Detail != "" {
 		msg += " (" + p.Detail + ")"
 	}
+	if tool, known := unknownTool(p); len(known) > 0 {
+		msg += "; known tools: " + strings.Join(known, ", ")
+		if s := suggest(tool, known); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+		}
+	}
 	if st.Code() == codes.InvalidArgument && refusesClock(p) {
 		msg += "; a script runs on its own clock, sent as each turn's now: start that slotd with " +
 			"--client-clock trust (SLOTD_CLIENT_CLOCK=trust; make run does), or run the script in-process without --addr"
 	}
 	return errors.New(msg)
+}
+
+// unknownTool is the tool a problem says slotd has no contract of, and the
+// ones it has.
+func unknownTool(p *slotdv1.Problem) (string, []string) {
+	for _, e := range p.GetErrors() {
+		if e.GetPointer() == "/tool" && len(e.GetAllowedValues()) > 0 {
+			var tool string
+			_ = json.Unmarshal([]byte(e.GetInput()), &tool)
+			return tool, e.GetAllowedValues()
+		}
+	}
+	return "", nil
 }
 
 // refusesClock tells whether a problem is the server refusing the now a

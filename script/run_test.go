@@ -164,6 +164,23 @@ steps:
 	}
 }
 
+// A failed call says what to do: the tools slotd knows (and the one meant)
+// for a misspelt tool, how to start slotd for a script's own clock.
+func TestFailedCallSaysWhatToDo(t *testing.T) {
+	t.Parallel()
+	typo := parseOne(t, "tool: bank.open_dispuet\nsteps:\n  - args: {}\n")
+	res := (&Runner{Conn: realServer(t)}).Run(context.Background(), typo)
+	if text := res.Text(); !strings.Contains(text, "known tools: bank.block_card, bank.check_balance, bank.open_dispute") ||
+		!strings.Contains(text, `did you mean "bank.open_dispute"?`) {
+		t.Errorf("a misspelt tool:\n%s\nwant the known tools and the one meant", text)
+	}
+	clocked := parseOne(t, "tool: bank.open_dispute\nclock: 2026-08-23T13:00:00+03:00\nsteps:\n  - args: {}\n")
+	res = (&Runner{Conn: realServerClock(t, false)}).Run(context.Background(), clocked)
+	if text := res.Text(); !res.Failed() || !strings.Contains(text, "--client-clock trust") {
+		t.Errorf("a script clock refused by the server:\n%s\nwant how to start slotd for scripts", text)
+	}
+}
+
 // Every call carries the script's clock (start plus advances), locale, time
 // zone, turn_id and the tenant key; reset and complete go to their RPCs in
 // the same conversation, complete with the last READY's key.
