@@ -444,6 +444,11 @@ func (o *observed) describe() string {
 	if o.kind == kindReset {
 		return "session " + short(o.session.GetStatus())
 	}
+	if o.kind == kindComplete && o.action == slotdv1.Action_ACTION_UNSPECIFIED {
+		// A completion that ended the session answers no next step: what
+		// it did is the session's status.
+		return "session " + short(o.session.GetStatus())
+	}
 	if o.kind == kindParallel {
 		parts := make([]string, len(o.calls))
 		for i, c := range o.calls {

@@ -51,6 +51,7 @@ func Parse(file string, data []byte) ([]*Script, error) {
 			s.Name = fmt.Sprintf("%s#%d", base, i+1)
 		}
 		found := errorsOf(file, err)
+		nameShapes(found, doc.Body)
 		if line, dup := lines[s.Name]; dup {
 			found = append(found, fault(posOf(doc.Body), "name", "%q is also the name of the script at line %d; names label reports and must differ", s.Name, line))
 		}
@@ -70,6 +71,50 @@ func Parse(file string, data []byte) ([]*Script, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// shapes are the library's words for a value of the wrong shape, and what
+// a script's reader is told instead.
+var shapes = []struct{ says, want string }{
+	{"where sequence is expected", "want a list"},
+	{"where mapping is expected", "want a mapping of names to values"},
+	{"where scalar is expected", "want a single value"},
+}
+
+// nameShapes words the library's shape errors ("mapping was used where
+// sequence is expected") with the field they are about, found by the
+// position the library gives: "problem.errors: want a list".
+func nameShapes(found []*Error, body ast.Node) {
+	for _, e := range found {
+		i := slices.IndexFunc(shapes, func(s struct{ says, want string }) bool { return strings.HasSuffix(e.Msg, s.says) })
+		if i < 0 || e.Field != "" {
+			continue
+		}
+		var at ast.Node
+		ast.Walk(visitFunc(func(n ast.Node) bool {
+			if tk := n.GetToken(); at == nil && tk != nil && tk.Position.Line == e.Pos.Line && tk.Position.Column == e.Pos.Column {
+				if _, kv := n.(*ast.MappingValueNode); !kv {
+					at = n
+				}
+			}
+			return at == nil
+		}), body)
+		if at == nil {
+			continue
+		}
+		named := fault(e.Pos, at.GetPath(), "%s", shapes[i].want)
+		e.Step, e.Field, e.Msg = named.Step, named.Field, named.Msg
+	}
+}
+
+// visitFunc is an ast.Visitor that goes on while the function says so.
+type visitFunc func(ast.Node) bool
+
+func (f visitFunc) Visit(n ast.Node) ast.Visitor {
+	if f(n) {
+		return f
+	}
+	return nil
 }
 
 // errorsOf lists the mistakes err joins as *Error values of file: the

@@ -289,6 +289,20 @@ steps:
 	}
 }
 
+// A value of the wrong shape is named by its field, as a reader of the
+// script knows it, not by the library's words for YAML nodes.
+func TestWrongShapeNamesTheField(t *testing.T) {
+	t.Parallel()
+	for src, want := range map[string]string{
+		"tool: t\nsteps:\n  - args: {}\n    expect:\n      problem: {errors: {pointer: /amount}}\n": "x.yaml:5:25: step 1: expect.problem.errors: want a list",
+		"tool: t\nsteps:\n  - args: {}\n    expect:\n      problem:\n        errors:\n          pointer: /amount\n": "x.yaml:7:18: step 1: expect.problem.errors: want a list",
+	} {
+		if _, err := Parse("x.yaml", []byte(src)); err == nil || err.Error() != want {
+			t.Errorf("%q: error %v, want %s", src, err, want)
+		}
+	}
+}
+
 func TestYAMLSyntaxErrorHasLine(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, src, prefix string }{

@@ -181,6 +181,22 @@ func TestFailedCallSaysWhatToDo(t *testing.T) {
 	}
 }
 
+// The verbose report shows what a completion did: the session's status,
+// not an action it has none of.
+func TestVerboseCompletionShowsTheStatus(t *testing.T) {
+	t.Parallel()
+	scripts, err := Load("../integration/scripts/complete_timeout_then_accepted.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := (&Runner{Conn: realServer(t)}).RunAll(context.Background(), scripts)
+	var out bytes.Buffer
+	NewReport(results, nil, time.Second).WriteText(&out, true)
+	if text := out.String(); !strings.Contains(text, "→ session COMPLETED") || strings.Contains(text, "UNSPECIFIED") {
+		t.Errorf("the verbose report of a completed dispute:\n%s\nwant the completion shown as session COMPLETED", text)
+	}
+}
+
 // Every call carries the script's clock (start plus advances), locale, time
 // zone, turn_id and the tenant key; reset and complete go to their RPCs in
 // the same conversation, complete with the last READY's key.
@@ -287,7 +303,7 @@ steps:
   - args: {from: MAD, to: KBP, date: tomorrow}
     expect: {action: ready, replayed: false, idempotency_key: true}
   - turn_id: turn-1
-    args: {from: LIS}
+    args: {from: MAD, to: KBP, date: tomorrow}
     expect: {action: ready, replayed: true, idempotency_key: {same_as: 1}, slots: {from: MAD}}
   - args: {to: " lis "}
     expect: {replayed: true, idempotency_key: {same_as: 1}}
