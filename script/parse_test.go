@@ -294,7 +294,7 @@ steps:
 func TestWrongShapeNamesTheField(t *testing.T) {
 	t.Parallel()
 	for src, want := range map[string]string{
-		"tool: t\nsteps:\n  - args: {}\n    expect:\n      problem: {errors: {pointer: /amount}}\n": "x.yaml:5:25: step 1: expect.problem.errors: want a list",
+		"tool: t\nsteps:\n  - args: {}\n    expect:\n      problem: {errors: {pointer: /amount}}\n":                 "x.yaml:5:25: step 1: expect.problem.errors: want a list",
 		"tool: t\nsteps:\n  - args: {}\n    expect:\n      problem:\n        errors:\n          pointer: /amount\n": "x.yaml:7:18: step 1: expect.problem.errors: want a list",
 	} {
 		if _, err := Parse("x.yaml", []byte(src)); err == nil || err.Error() != want {
