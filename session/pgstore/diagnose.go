@@ -84,34 +84,16 @@ var (
 )
 
 // Describe is an error of the store as an operator's log line may show it:
-// the server's own message and SQLSTATE, a named cause and fix when
-// Diagnose has one; never the URL or its password.
+// for a server's error, its own message and SQLSTATE, and the cause and fix
+// when Diagnose names them. Neither carries the URL or its password.
 func Describe(err error) string {
 	var pgErr *pgconn.PgError
-	var connErr *pgconn.ConnectError
-	var text string
-	switch {
-	case errors.As(err, &pgErr):
-		text = fmt.Sprintf("postgres: %s: %s (SQLSTATE %s)", pgErr.Severity, pgErr.Message, pgErr.Code)
-	case errors.As(err, &connErr):
-		text = "cannot connect to postgres: " + unwrapAll(connErr.Unwrap()).Error()
-	default:
-		text = err.Error()
+	if !errors.As(err, &pgErr) {
+		return err.Error()
 	}
+	text := fmt.Sprintf("postgres: %s: %s (SQLSTATE %s)", pgErr.Severity, pgErr.Message, pgErr.Code)
 	if u := Diagnose(err); u != nil {
 		text += "; " + u.Cause + ". " + u.Fix
 	}
 	return text
-}
-
-// unwrapAll is the innermost error of a chain: a connect error's cause
-// without the wrapping that repeats the user and database.
-func unwrapAll(err error) error {
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err
-		}
-		err = next
-	}
 }
