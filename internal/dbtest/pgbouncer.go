@@ -23,7 +23,12 @@ import (
 type PgBouncer struct {
 	// Addr is where it listens: 127.0.0.1 and a free port.
 	Addr string
+	log  *syncBuffer
 }
+
+// Log is what pgbouncer logged so far: a client's login names its
+// database ("login attempt: db=NAME ...").
+func (b *PgBouncer) Log() string { return b.log.String() }
 
 // URL is url (a test database's) through the pooler: the same database,
 // user and parameters at the pooler's address.
@@ -113,8 +118,8 @@ func startBouncer(t testing.TB, bin, ini, dir string, port int) (*PgBouncer, err
 		args = append([]string{"-u", u.Username}, args...)
 	}
 	cmd := osexec.Command(bin, args...)
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -152,7 +157,7 @@ func startBouncer(t testing.TB, bin, ini, dir string, port int) (*PgBouncer, err
 			t.Logf("pgbouncer's log:\n%s", out.String())
 		}
 	})
-	return &PgBouncer{Addr: addr}, nil
+	return &PgBouncer{Addr: addr, log: out}, nil
 }
 
 func freePort() (int, error) {
