@@ -191,3 +191,53 @@ func TestStartupParameterRefusedByPooler(t *testing.T) {
 		t.Errorf("the log line %q lacks the pooler's own message", d)
 	}
 }
+
+// Fifty turns at once behind the pooler, on five conversations, each
+// turn delivered twice at once as an orchestrator's retry would: each is
+// applied once, and each conversation holds its ten turns in order.
+func TestFiftyConcurrentTurnsThroughPgBouncer(t *testing.T) {
+	t.Parallel()
+	bouncer := dbtest.StartPgBouncer(t)
+	for _, mode := range poolerSafeModes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			raw := withParams(t, bouncer.URL(t, dbtest.NewDatabase(t)), "default_query_exec_mode", mode, "lock_timeout", "10s")
+			e := sessiontest.NewEngine(pgstore.New(configured(t, raw, 8)), sessiontest.Catalog(t))
+			ctx := t.Context()
+			const conversations, turns = 5, 10
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for c := range conversations {
+				for i := range turns {
+					req := session.TurnRequest{Tenant: "acme-bank", ConversationID: fmt.Sprintf("conv-%d", c), Tool: sessiontest.Twenty,
+						TurnID: fmt.Sprintf("turn-%d", i), Arguments: map[string]any{sessiontest.TwentySlots[i]: fmt.Sprintf("v%d", i)}, Now: sessiontest.Now}
+					for range 2 {
+						wg.Go(func() {
+							<-start
+							if _, err := e.Turn(ctx, req); err != nil {
+								t.Errorf("%s/%s: %v", req.ConversationID, req.TurnID, err)
+							}
+						})
+					}
+				}
+			}
+			close(start)
+			wg.Wait()
+			for c := range conversations {
+				l := session.Lookup{Tenant: "acme-bank", ConversationID: fmt.Sprintf("conv-%d", c)}
+				h, err := e.History(ctx, l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(h.Turns) != turns || len(h.Changes) != turns {
+					t.Errorf("%s holds %d turns and %d changes, want %d of each", l.ConversationID, len(h.Turns), len(h.Changes), turns)
+				}
+				for i, tr := range h.Turns {
+					if tr.Version != int64(i+1) {
+						t.Errorf("%s: turn %d at version %d, want %d", l.ConversationID, i, tr.Version, i+1)
+					}
+				}
+			}
+		})
+	}
+}
