@@ -241,3 +241,22 @@ func TestFiftyConcurrentTurnsThroughPgBouncer(t *testing.T) {
 		})
 	}
 }
+
+// A database missing on the server (one host of a multi-host URL, or a
+// pooler without the entry) is a retryable unavailability that says so,
+// not an internal error.
+func TestMissingDatabaseIsUnavailable(t *testing.T) {
+	t.Parallel()
+	u, err := url.Parse(dbtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/slotd_no_such_database"
+	e := sessiontest.NewEngine(pgstore.New(configured(t, u.String(), 1)), sessiontest.Catalog(t))
+	_, err = e.Turn(t.Context(), session.TurnRequest{Tenant: "acme-bank", ConversationID: "conv-1", Tool: sessiontest.Twenty,
+		TurnID: "turn-1", Arguments: map[string]any{sessiontest.TwentySlots[0]: "v"}, Now: sessiontest.Now})
+	var ue *session.UnavailableError
+	if !errors.As(err, &ue) || !strings.Contains(ue.Cause, "does not exist") || !strings.Contains(pgstore.Describe(err), "3D000") {
+		t.Errorf("a turn on a database that does not exist = %v; want a named unavailability (3D000)", err)
+	}
+}
