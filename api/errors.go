@@ -90,6 +90,10 @@ func Status(ctx context.Context, log *slog.Logger, err error) error {
 		log.ErrorContext(ctx, "problem of a kind that is not an error", "kind", pe.Kind.String(), "type", pe.Problem.Type)
 	case pe.Kind == problem.KindInternal:
 		log.ErrorContext(ctx, "internal error", "err", err)
+	case errors.As(err, new(*session.UnavailableError)):
+		// An operator must change a setting: the log says which, with the
+		// server's own message.
+		log.WarnContext(ctx, "store unavailable", "err", err.Error())
 	}
 	p := pe.Problem
 	p.Status = a.http
@@ -124,6 +128,7 @@ func asStatus(err error) (*status.Status, bool) {
 
 func classify(ctx context.Context, err error) *problem.Error {
 	var pe *problem.Error
+	var unavailable *session.UnavailableError
 	switch {
 	case errors.As(err, &pe):
 		return pe
@@ -131,6 +136,8 @@ func classify(ctx context.Context, err error) *problem.Error {
 		return problem.NotFound("session")
 	case errors.Is(err, session.ErrNotActive):
 		return problem.Ended()
+	case errors.As(err, &unavailable):
+		return problem.UnavailableBecause(retryAfterUnavailable, unavailable.Cause, unavailable.Fix)
 	case errors.Is(err, session.ErrUnavailable):
 		return problem.Unavailable(retryAfterUnavailable)
 	case errors.Is(err, session.ErrBusy) && ctx.Err() == nil:

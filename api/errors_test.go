@@ -231,3 +231,28 @@ func TestCodecMarksGarbage(t *testing.T) {
 		t.Errorf("garbage marked %q, %q; want request and a reason", field, why)
 	}
 }
+
+// A store unavailability with a named cause (a pooler's lost prepared
+// statement, here) answers a retryable UNAVAILABLE whose detail names the
+// cause and the fix, never the driver's text; the log has the server's
+// message.
+func TestUnavailableNamesTheFix(t *testing.T) {
+	t.Parallel()
+	driver := errors.New(`failed to connect to user=slotd database=slotd: 10.0.0.5:6432: server error: ERROR: prepared statement "stmtcache_4f1c" does not exist (SQLSTATE 26000)`)
+	err := &session.UnavailableError{Cause: "a prepared statement went missing", Fix: "Set default_query_exec_mode=cache_describe.", Err: driver}
+	var logs bytes.Buffer
+	st := status.Convert(Status(context.Background(), slog.New(slog.NewJSONHandler(&logs, nil)), fmt.Errorf("engine: %w", err)))
+	if st.Code() != codes.Unavailable {
+		t.Fatalf("code %v, want %v", st.Code(), codes.Unavailable)
+	}
+	p := problemIn(t, st.Err())
+	if !p.Retryable || !strings.Contains(p.Detail, "a prepared statement went missing") || !strings.Contains(p.Detail, "cache_describe") {
+		t.Errorf("problem %v: want a retryable one whose detail names the cause and the fix", p)
+	}
+	if text := p.Title + p.Detail; strings.Contains(text, "stmtcache") || strings.Contains(text, "10.0.0.5") {
+		t.Errorf("the answer leaks the driver's text: %s", text)
+	}
+	if !strings.Contains(logs.String(), `stmtcache_4f1c\" does not exist`) {
+		t.Errorf("the log lacks the server's message: %s", logs.String())
+	}
+}

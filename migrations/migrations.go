@@ -27,7 +27,14 @@ const VersionTable = "slotd_schema_version"
 func Files() fs.FS { return files }
 
 // Up applies every migration not applied yet and returns the schema version.
+// A schema already at the latest version is left alone without taking the
+// advisory lock: a session lock means nothing behind a transaction-mode
+// pooler (the unlock may reach another server connection than the lock),
+// and every replica's start but the first finds the schema migrated.
 func Up(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
+	if v, err := Current(ctx, pool); err == nil && v == Latest() {
+		return v, nil
+	}
 	db := stdlib.OpenDBFromPool(pool)
 	defer db.Close()
 	return up(ctx, db)

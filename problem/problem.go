@@ -157,6 +157,16 @@ func Unavailable(retryAfter int) *Error {
 	}}
 }
 
+// UnavailableBecause is Unavailable with its cause named and the fix an
+// operator must make: a setting of the database or of a pooler in front
+// of it. Retrying is still safe, and helps once the fix is made or another
+// host answers.
+func UnavailableBecause(retryAfter int, cause, fix string) *Error {
+	e := Unavailable(retryAfter)
+	e.Problem.Detail = cause + ". " + fix + " " + e.Problem.Detail
+	return e
+}
+
 // Conflict is a turn that lost a race it cannot wait for; retrying is safe.
 func Conflict(retryAfter int) *Error {
 	return &Error{Kind: KindBusy, Problem: Problem{

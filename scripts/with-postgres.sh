@@ -7,6 +7,10 @@
 #      from the installed Postgres binaries, installed with apt-get when
 #      absent; it is stopped when the command ends.
 #
+# The tests that run slotd behind a connection pooler start their own
+# pgbouncer in front of that server; it is installed with apt-get when
+# absent, as Postgres is.
+#
 # The command sees SLOTD_TEST_DATABASE_URL (the server's maintenance database,
 # where tests create their own databases) and SLOTD_DATABASE_URL (a database
 # named slotd, created when missing; the one slotd serve uses). When no
@@ -76,6 +80,23 @@ start_cluster() {
 	trap 'log "stopping the throwaway cluster"; "${PG_STOP[@]}" >/dev/null 2>&1 || true; rm -rf "$PGTMP"' EXIT
 	SLOTD_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
 }
+
+# ensure_pgbouncer installs pgbouncer when it is missing and can be; the
+# tests that need it say so when it cannot.
+ensure_pgbouncer() {
+	if command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; then
+		return 0
+	fi
+	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+		log "no pgbouncer; installing it with apt-get"
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || true
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >&2 ||
+			log "could not install pgbouncer: the tests behind a pooler will fail and say so"
+	else
+		log "no pgbouncer, and it cannot be installed here (apt-get install pgbouncer): the tests behind a pooler will fail and say so"
+	fi
+}
+ensure_pgbouncer
 
 if [ -n "${SLOTD_TEST_DATABASE_URL:-}" ]; then
 	if ! can_connect "$SLOTD_TEST_DATABASE_URL"; then

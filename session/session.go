@@ -7,6 +7,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/slotd/slotd/merge"
@@ -39,6 +40,24 @@ var (
 	// ErrNotActive: the session has ended and takes no more changes.
 	ErrNotActive = errors.New("session: not active")
 )
+
+// UnavailableError is an ErrUnavailable whose cause the store could name:
+// a setting of the database or of a pooler in front of it that an operator
+// must change. The caller is told Cause and Fix (plain words, never SQL, an
+// address or a password); Err, the driver's error with the server's
+// message, goes to the log only.
+type UnavailableError struct {
+	Cause string
+	Fix   string
+	Err   error
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("%v: %s: %v", ErrUnavailable, e.Cause, e.Err)
+}
+
+// Unwrap makes the error both an ErrUnavailable and the driver's error.
+func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
 
 // Key names a conversation. The same conversation_id under two tenants is
 // two conversations.

@@ -26,6 +26,7 @@ conversation went off script.`,
 		var o benchOptions
 		fs.String(&cfg.Addr, "addr", "SLOTD_BENCH_ADDR", "", "gRPC address of a running slotd; empty starts one in-process on a throwaway database")
 		fs.String(&cfg.DatabaseURL, "database-url", "SLOTD_DATABASE_URL", "", "Postgres: slotd's database with --addr, else the server the throwaway database is made on")
+		fs.String(&cfg.Via, "via", "SLOTD_BENCH_VIA", "", "without --addr: the in-process slotd connects through this connection pooler's URL (PgBouncer in transaction mode; give its default_query_exec_mode), the direct side straight to --database-url")
 		fs.String(&cfg.Contracts, "contracts", "SLOTD_CONTRACTS", "./contracts", "the contracts slotd serves")
 		fs.String(&cfg.MetricsURL, "metrics-url", "SLOTD_BENCH_METRICS_URL", "", "with --addr: slotd's /metrics, read for its memory under load, e.g. http://127.0.0.1:9464/metrics")
 		fs.String(&cfg.TenantKey, "tenant-key", "SLOTD_TENANT_KEY", "", "API key sent as \"authorization: Bearer KEY\"")

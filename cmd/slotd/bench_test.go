@@ -131,3 +131,26 @@ func TestBenchRefusesWithoutDatabase(t *testing.T) {
 		t.Errorf("slotd bench without a database: exit %d, %q; want an error that asks for a Postgres URL", r.code, r.stderr)
 	}
 }
+
+// --via puts the in-process slotd behind a pooler (PgBouncer in
+// transaction mode here), the direct side still straight to Postgres: the
+// run is clean, and the pooler saw the throwaway database.
+func TestBenchThroughPgBouncer(t *testing.T) {
+	t.Parallel()
+	bouncer := dbtest.StartPgBouncer(t)
+	via := bouncer.URL(t, dbtest.AdminURL()) + "&default_query_exec_mode=cache_describe"
+	out, progress, got := runBench(t, "--via", via, "--turns", "60", "--warmup", "0", "--conversations", "3")
+	if got.Slotd.Turns != 60 || got.Slotd.Errors != 0 || got.Direct.Errors != 0 {
+		t.Errorf("slotd %d turns, %d errors, direct %d errors; want 60 clean turns\n%s", got.Slotd.Turns, got.Slotd.Errors, got.Direct.Errors, out)
+	}
+	if !strings.Contains(out, "through the pooler at "+bouncer.Addr) {
+		t.Errorf("the table does not say slotd went through the pooler:\n%s", out)
+	}
+	m := regexp.MustCompile(`throwaway database (slotd_bench_[0-9a-f]+)`).FindStringSubmatch(progress)
+	if m == nil {
+		t.Fatalf("the progress does not name the throwaway database:\n%s", progress)
+	}
+	if !strings.Contains(bouncer.Log(), "db="+m[1]+" ") {
+		t.Errorf("nobody logged in to the bench's database %s through the pooler", m[1])
+	}
+}

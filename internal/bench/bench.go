@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"runtime/pprof"
 	"slices"
@@ -42,6 +43,13 @@ type Config struct {
 	// DatabaseURL is slotd's database when Addr is set; otherwise the
 	// Postgres server the throwaway database is made on.
 	DatabaseURL string
+	// Via is the URL of a connection pooler in front of DatabaseURL's
+	// server (PgBouncer in transaction mode, say), for an in-process
+	// slotd: slotd connects through it, to the throwaway database by its
+	// name and with the pooler's exec mode, while the direct side connects
+	// straight to Postgres. The two rates are then slotd behind the pooler
+	// against the same database work done directly.
+	Via string
 	// Contracts is the folder of the contracts slotd serves.
 	Contracts string
 	// MetricsURL is a running slotd's /metrics, read for its pool size and
@@ -225,7 +233,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// connection that ends counts them all.
 	sl.close()
 	direct.close()
-	if sl.srv != nil {
+	if sl.srv != nil && cfg.Via == "" {
+		// A pooler keeps its server connections: they never go.
 		waitGone(ctx, pool, slotdAppName)
 	}
 	waitGone(ctx, pool, directAppName)
@@ -257,6 +266,8 @@ func (cfg *Config) check() error {
 		return &ConfigError{"a Postgres URL is needed (--database-url or SLOTD_DATABASE_URL): the direct side and an in-process slotd use it"}
 	case cfg.Rounds < 0:
 		return &ConfigError{"the number of rounds (--rounds) cannot be negative"}
+	case cfg.Via != "" && cfg.Addr != "":
+		return &ConfigError{"--via is for an in-process slotd; a slotd at --addr connects as its own URL says"}
 	}
 	if cfg.Contracts == "" {
 		cfg.Contracts = "./contracts"
@@ -322,7 +333,13 @@ func openSlotd(ctx context.Context, cfg Config, dbURL string) (*slotdSide, error
 	addr := cfg.Addr
 	if addr == "" {
 		var err error
-		if sl.srv, sl.stop, err = startServer(ctx, cfg, withAppName(dbURL, slotdAppName)); err != nil {
+		slotdURL := dbURL
+		if cfg.Via != "" {
+			if slotdURL, err = throughPooler(cfg.Via, dbURL); err != nil {
+				return nil, err
+			}
+		}
+		if sl.srv, sl.stop, err = startServer(ctx, cfg, withAppName(slotdURL, slotdAppName)); err != nil {
 			return nil, err
 		}
 		addr = sl.srv.Addr()
@@ -738,4 +755,19 @@ func sampleRSS(ctx context.Context, metricsURL string) func() int64 {
 		<-done
 		return peak.Load()
 	}
+}
+
+// throughPooler is the URL of the pooler at via for the database of dbURL:
+// via's address, user and parameters, dbURL's database.
+func throughPooler(via, dbURL string) (string, error) {
+	v, err := url.Parse(via)
+	if err != nil || (v.Scheme != "postgres" && v.Scheme != "postgresql") {
+		return "", errors.New("bench: --via must be a postgres:// URL")
+	}
+	d, err := url.Parse(dbURL)
+	if err != nil {
+		return "", fmt.Errorf("bench: the database URL: %w", err)
+	}
+	v.Path = d.Path
+	return v.String(), nil
 }

@@ -8,9 +8,10 @@ import (
 
 	"github.com/slotd/slotd/internal/dbtest"
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/session/pgstore"
 )
 
-// TestDirectSideRunsInSlotdsSessions: the direct side's connections carry
+// TestDirectSideRunsInSlotdsSessions: the direct side's transactions carry
 // the settings slotd's own carry (timeouts Postgres arms and disarms as
 // statements run and a transaction idles), so that the two sides' database
 // work differs in nothing but who sends it.
@@ -28,17 +29,26 @@ func TestDirectSideRunsInSlotdsSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	server.ConfigurePool(slotds)
-	for _, setting := range []string{"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"} {
-		want, ok := slotds.ConnConfig.RuntimeParams[setting]
-		if !ok {
-			t.Fatalf("slotd's pool sets no %s", setting)
-		}
-		var got string
-		if err := ds.pool.QueryRow(ctx, "SELECT current_setting($1)", setting).Scan(&got); err != nil {
+	pool, err := pgxpool.NewWithConfig(ctx, slotds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	settings := func(p *pgxpool.Pool) map[string]string {
+		c, err := p.Acquire(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if got != want {
-			t.Errorf("the direct side's %s = %s, want slotd's %s", setting, got, want)
+		defer c.Release()
+		return pgstore.Settings(c.Conn())
+	}
+	want, got := settings(pool), settings(ds.pool)
+	for _, setting := range pgstore.TxSettings {
+		if want[setting] == "" {
+			t.Fatalf("slotd's transactions set no %s", setting)
+		}
+		if got[setting] != want[setting] {
+			t.Errorf("the direct side's %s = %q, want slotd's %q", setting, got[setting], want[setting])
 		}
 	}
 }

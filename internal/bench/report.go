@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,6 +29,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "slotd bench: %d concurrent conversations, %s, slotd %s, pools of %d Postgres connections\n",
 		c.Conversations, run, r.Mode, r.PoolMax)
+	if c.Via != "" {
+		fmt.Fprintf(w, "slotd connects through the pooler at %s (--via); the direct side straight to Postgres\n", hostOf(c.Via))
+	}
 	if r.PoolNote != "" {
 		fmt.Fprintln(w, r.PoolNote)
 	}
@@ -176,4 +180,13 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		Ratio: r.Ratio, Rounds: rounds, SessionUpdates: r.Updates.All, HOTUpdates: r.Updates.HOT,
 		HOTShare: r.Updates.Share(), RSSBytes: r.RSS,
 	})
+}
+
+// hostOf is a URL's address, without its user or password.
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	return u.Host
 }

@@ -443,8 +443,10 @@ func (s *Server) close() {
 	}
 }
 
-// safeErr names a migration failure's kind without its text, which may
-// carry the connection's user, host or database name.
+// safeErr is a failure of the database for the log: the server's own
+// message, with a named cause and fix (pgstore.Describe); of any other
+// failure only its kind, since a driver's text may carry the connection's
+// user, host or database name.
 func safeErr(err error) string {
 	var pgErr *pgconn.PgError
 	var connErr *pgconn.ConnectError
@@ -452,7 +454,7 @@ func safeErr(err error) string {
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
 	case errors.As(err, &pgErr):
-		return "postgres error SQLSTATE " + pgErr.Code
+		return pgstore.Describe(err)
 	case errors.As(err, &connErr):
 		return "cannot connect to postgres"
 	}

@@ -33,11 +33,35 @@ var _ session.Store = (*Store)(nil)
 // whose config went through Configure.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// Configure readies a pool's config for the store: it hears the warnings
+// Configure readies a pool's config for the store. It hears the warnings
 // Postgres sends, so that a COMMIT answered with one is not taken as
-// durable (see inTx). Without it the store still works, but a commit whose
+// durable (see inTx); without it the store still works, but a commit whose
 // wait for a synchronous standby was cancelled reads as a success.
+//
+// It also moves the session's timeouts (TxSettings) from the connection's
+// startup parameters, where the URL puts them, into each transaction: the
+// store sets them with SET LOCAL in the transaction's first batch, which
+// costs no round trip. A transaction-mode pooler refuses startup parameters
+// it does not know, or, told to ignore them, drops them silently; a setting
+// that lives as long as the transaction goes wherever the transaction goes.
 func Configure(cfg *pgxpool.Config) {
+	var names, values []string
+	for _, name := range TxSettings {
+		if v, ok := cfg.ConnConfig.RuntimeParams[name]; ok {
+			names, values = append(names, name), append(values, v)
+			delete(cfg.ConnConfig.RuntimeParams, name)
+		}
+	}
+	if len(names) > 0 {
+		after := cfg.AfterConnect
+		cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+			c.PgConn().CustomData()[settingsKey] = txSettings{names, values}
+			if after != nil {
+				return after(ctx, c)
+			}
+			return nil
+		}
+	}
 	next := cfg.ConnConfig.OnNotice
 	cfg.ConnConfig.OnNotice = func(c *pgconn.PgConn, n *pgconn.Notice) {
 		if n.SeverityUnlocalized == "WARNING" {
@@ -47,6 +71,43 @@ func Configure(cfg *pgxpool.Config) {
 			next(c, n)
 		}
 	}
+}
+
+// TxSettings are the settings Configure moves from a connection's startup
+// into each of the store's transactions.
+var TxSettings = []string{"lock_timeout", "statement_timeout", "idle_in_transaction_session_timeout"}
+
+// settingsKey holds, in a connection's CustomData, the txSettings that
+// Configure took from the URL.
+const settingsKey = "slotd.pgstore.settings"
+
+// txSettings are settings and their values, in the order of TxSettings.
+type txSettings struct{ names, values []string }
+
+// setLocal sets settings for the rest of the transaction (set_config's
+// true): one statement, its values passed as parameters.
+const setLocal = `SELECT set_config(name, value, true) FROM unnest($1::text[], $2::text[]) AS s(name, value)`
+
+// Settings are the settings, by name, that each of the store's
+// transactions on c begins with.
+func Settings(c *pgx.Conn) map[string]string {
+	out := map[string]string{}
+	if set, ok := c.PgConn().CustomData()[settingsKey].(txSettings); ok {
+		for i, name := range set.names {
+			out[name] = set.values[i]
+		}
+	}
+	return out
+}
+
+// queueSettings queues the statement that sets the settings of c, if it
+// has any, and reports whether it did.
+func queueSettings(b *pgx.Batch, c *pgx.Conn) bool {
+	set, ok := c.PgConn().CustomData()[settingsKey].(txSettings)
+	if ok {
+		b.Queue(setLocal, set.names, set.values)
+	}
+	return ok
 }
 
 // warningKey marks, in a connection's CustomData, a warning that came
@@ -71,6 +132,12 @@ func (st *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	defer conn.Release()
 	data := conn.Conn().PgConn().CustomData()
 	err = pgx.BeginTxFunc(ctx, conn, readCommitted, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		if queueSettings(b, conn.Conn()) {
+			if err := tx.SendBatch(ctx, b).Close(); err != nil {
+				return err
+			}
+		}
 		err := fn(tx)
 		// Only what the COMMIT itself says counts.
 		delete(data, warningKey)
@@ -86,11 +153,12 @@ func (st *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 }
 
 // inBatches runs one read-committed unit of work in two round trips, the
-// fewest a read, a decision in Go and a write can take: BEGIN rides in
-// first (which must begin with Batch.BeginTx), whose answers read takes;
-// plan then returns the writes, sent in one batch that ends with COMMIT. A
-// nil batch from plan commits alone. As in inTx, a warning answered to the
-// COMMIT's batch means the commit is not known to be replicated.
+// fewest a read, a decision in Go and a write can take: BEGIN and the
+// transaction's settings ride in first, whose answers (after theirs) read
+// takes; plan then returns the writes, sent in one batch that ends with
+// COMMIT. A nil batch from plan commits alone. As in inTx, a warning
+// answered to the COMMIT's batch means the commit is not known to be
+// replicated.
 func (st *Store) inBatches(ctx context.Context, first *pgx.Batch, read func(pgx.BatchResults) error, plan func() (*pgx.Batch, error)) error {
 	conn, err := st.pool.Acquire(ctx)
 	if err != nil {
@@ -98,9 +166,23 @@ func (st *Store) inBatches(ctx context.Context, first *pgx.Batch, read func(pgx.
 	}
 	defer conn.Release()
 	data := conn.Conn().PgConn().CustomData()
-	br := conn.SendBatch(ctx, first)
+	b := &pgx.Batch{}
+	b.BeginTx(readCommitted)
+	preamble := 1
+	if queueSettings(b, conn.Conn()) {
+		preamble++
+	}
+	b.QueuedQueries = append(b.QueuedQueries, first.QueuedQueries...)
+	br := conn.SendBatch(ctx, b)
 	tx := br.Tx()
-	err = read(br)
+	for range preamble {
+		if _, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = read(br)
+	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
@@ -231,7 +313,6 @@ func (st *Store) turn(ctx context.Context, key session.Key, turnID string, fn se
 	var applied session.Applied
 	var cv session.Conversation
 	b := &pgx.Batch{}
-	b.BeginTx(readCommitted)
 	b.Queue(ensureConversation, key.Tenant, key.ConversationID)
 	b.Queue(lockConversation, key.Tenant, key.ConversationID)
 	b.Queue(selectTurnResponse, key.Tenant, key.ConversationID, turnID)
@@ -260,9 +341,6 @@ func (st *Store) turn(ctx context.Context, key session.Key, turnID string, fn se
 // of a turn_id seen before, else the conversation as the turn reads it.
 func readTurn(br pgx.BatchResults, applied *session.Applied) (session.Conversation, error) {
 	var cv session.Conversation
-	if _, err := br.Exec(); err != nil { // BEGIN
-		return cv, err
-	}
 	if _, err := br.Exec(); err != nil {
 		return cv, err
 	}
@@ -323,7 +401,7 @@ func writeBatch(key session.Key, c *session.Commit) (*pgx.Batch, error) {
 			return nil, err
 		}
 		b.Queue(upsertSession, s.ID, s.Key.Tenant, s.Key.ConversationID, s.Tool, string(s.Status), s.Version,
-			state, s.LastAction, s.ApprovedKey, s.Locale, s.TimeZone, s.CreatedAt, s.UpdatedAt, nullTime(s.EndedAt), s.Open)
+			string(state), s.LastAction, s.ApprovedKey, s.Locale, s.TimeZone, s.CreatedAt, s.UpdatedAt, nullTime(s.EndedAt), s.Open)
 	}
 	if t := c.Turn; t != nil {
 		tool := ""
@@ -331,7 +409,7 @@ func writeBatch(key session.Key, c *session.Commit) (*pgx.Batch, error) {
 			tool = c.Session.Tool
 		}
 		b.Queue(insertTurn, key.Tenant, key.ConversationID, t.ID, t.SessionID, tool, t.Version, t.Action,
-			json.RawMessage(t.Request), json.RawMessage(t.Response), t.At)
+			string(t.Request), string(t.Response), t.At)
 	}
 	// ords number the changes of each session version.
 	type version struct {
@@ -389,15 +467,12 @@ func (st *Store) Update(ctx context.Context, l session.Lookup, fn func(s *sessio
 	var commit *session.Commit
 	var cur *session.Session
 	b := &pgx.Batch{}
-	b.BeginTx(readCommitted)
 	b.Queue(lockConversation, s.Key.Tenant, s.Key.ConversationID)
 	q, args := lookupQuery(l)
 	b.Queue(q, args...)
 	err = st.inBatches(ctx, b, func(br pgx.BatchResults) error {
-		for range 2 { // BEGIN, the lock
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
+		if _, err := br.Exec(); err != nil { // the lock
+			return err
 		}
 		var err error
 		cur, err = scanSession(br.QueryRow())
@@ -420,13 +495,9 @@ func (st *Store) UpdateOpen(ctx context.Context, key session.Key, fn session.Ope
 	var commit *session.Commit
 	var open []*session.Session
 	b := &pgx.Batch{}
-	b.BeginTx(readCommitted)
 	b.Queue(lockConversation, key.Tenant, key.ConversationID)
 	b.Queue(selectOpen, key.Tenant, key.ConversationID)
 	err := st.inBatches(ctx, b, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil { // BEGIN
-			return err
-		}
 		tag, err := br.Exec()
 		if err != nil {
 			return err
@@ -594,11 +665,19 @@ type stateDoc struct {
 	PreviousUse  time.Time       `json:"previous_use,omitzero"`
 }
 
-func jsonValue(v any) ([]byte, error) {
+// jsonValue is v as JSON text, nil for nil. JSON goes to Postgres as a
+// string, never as []byte, which the exec and simple_protocol modes send
+// as bytea.
+func jsonValue(v any) (*string, error) {
 	if v == nil {
 		return nil, nil
 	}
-	return json.Marshal(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	s := string(b)
+	return &s, nil
 }
 
 func fromJSON(b []byte) (any, error) {
@@ -629,6 +708,9 @@ func interpret(err error) error {
 	if errors.Is(err, session.ErrNotFound) || errors.Is(err, session.ErrNotActive) ||
 		errors.Is(err, session.ErrBusy) || errors.Is(err, session.ErrUnavailable) {
 		return err
+	}
+	if u := Diagnose(err); u != nil {
+		return u
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {

@@ -198,6 +198,10 @@ func onePool(t *testing.T, tracer pgx.QueryTracer) (*pgxpool.Pool, string) {
 		t.Fatal(err)
 	}
 	cfg.MaxConns = 1
+	// slotd's timeouts: the store sets them in each transaction.
+	for name, v := range slotdTimeouts {
+		cfg.ConnConfig.RuntimeParams[name] = v
+	}
 	if tracer != nil {
 		cfg.ConnConfig.Tracer = tracer
 	}
