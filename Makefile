@@ -41,11 +41,12 @@ check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-## node: node and npm, which the test of examples/node needs; installed with apt-get when missing
+## node: node and npm, which the tests of examples/node, examples/mcp/js and examples/mcp/langchain
+## need; installed with apt-get when missing
 node:
 	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
 		if [ "$$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
-			echo "node and npm are needed (examples/node is tested): install nodejs and npm"; exit 1; fi; \
+			echo "node and npm are needed (examples/node and examples/mcp are tested): install nodejs and npm"; exit 1; fi; \
 		echo "installing nodejs and npm with apt-get"; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \

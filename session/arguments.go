@@ -1,6 +1,8 @@
 package session
 
 import (
+	"slices"
+
 	"github.com/slotd/slotd/contract"
 	"github.com/slotd/slotd/merge"
 	"github.com/slotd/slotd/problem"
@@ -23,6 +25,38 @@ func (t *turn) merge() {
 	s.State = state
 	t.changes = append(t.changes, merged...)
 	t.merged, t.rejected, t.refused = merged, rejected, refused
+	t.nulls = nullSlots(t.c, t.args)
+}
+
+// nullSlots are the contract's slots the arguments named with a JSON null,
+// in contract order. Like an empty string, a null changes nothing; unlike
+// one, for a required slot that is still empty it gets said (see
+// nullErrors).
+func nullSlots(c *contract.Contract, raw map[string]any) []string {
+	var names []string
+	for k, v := range raw {
+		if v == nil && c.Property(k) != nil {
+			names = append(names, k)
+		}
+	}
+	return c.InOrder(names)
+}
+
+// nullErrors are the problems of the nulls for slots the contract requires
+// now (conditionally too) that hold nothing: the value arrived as null,
+// most likely coerced by a client, and the model is told so rather than
+// asked again without a reason. They do not count as attempts: the model
+// may have sent what the user said.
+func nullErrors(c *contract.Contract, locale string, nulls, missing []string) []problem.FieldError {
+	var out []problem.FieldError
+	for _, slot := range nulls {
+		if slices.Contains(missing, slot) {
+			if fe := c.NullError(slot, locale); fe != nil {
+				out = append(out, *fe)
+			}
+		}
+	}
+	return out
 }
 
 // normalizeArgs normalizes the arguments (contract.NormalizeArgs: known

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"slices"
+
 	"github.com/slotd/slotd/clarify"
 	"github.com/slotd/slotd/contract"
 	"github.com/slotd/slotd/merge"
@@ -14,7 +16,8 @@ func (t *turn) cap() {
 	s := t.s
 	t.valid = validAfter(s.Attempts, t.merged)
 	s.Attempts = countAttempts(s.Attempts, t.rejected, t.merged, t.step)
-	t.problem = turnProblem(t.c, s.Locale, t.refused, t.step)
+	refused := append(slices.Clone(t.refused), nullErrors(t.c, t.env.Locale, t.nulls, t.report.Missing)...)
+	t.problem = turnProblem(t.c, s.Locale, refused, t.step)
 	slot := exhausted(t.c, t.in.config.MaxAttempts, s.Attempts)
 	if slot == "" || t.step.Action == clarify.Cancelled {
 		return

@@ -83,6 +83,8 @@ type turn struct {
 	// rejected are the slots whose value was refused, and refused why.
 	rejected []string
 	refused  []problem.FieldError
+	// nulls are the slots the arguments named with a JSON null.
+	nulls []string
 	// declined: the user said no to the final approval.
 	declined bool
 	report   contract.Report

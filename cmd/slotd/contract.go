@@ -32,13 +32,16 @@ provider takes it:
   openai-chat  OpenAI Chat Completions: {"type":"function","function":{…}}
   anthropic    Anthropic Messages API: {"name",…,"input_schema"}
   plain        the JSON Schema as written, without x-slotd
+  mcp          the tool as slotd's MCP endpoint lists it: {"name",…,"inputSchema"},
+               nothing required and a string accepted for every slot slotd
+               normalizes (not a strict mode: slotd checks the contract)
 
 --parameters prints only the input schema of one tool.`,
 	setup: func(fs *flags) runFunc {
 		dir := addContractsFlag(fs)
 		var prov string
 		var paramsOnly, all bool
-		fs.String(&prov, "provider", "SLOTD_CONTRACT_PROVIDER", provider.Plain, "openai, openai-chat, anthropic or plain")
+		fs.String(&prov, "provider", "SLOTD_CONTRACT_PROVIDER", provider.Plain, "openai, openai-chat, anthropic, plain or mcp")
 		fs.Bool(&paramsOnly, "parameters", "SLOTD_CONTRACT_PARAMETERS", false, "print only the tool's input schema, not the whole definition")
 		fs.Bool(&all, "all", "SLOTD_CONTRACT_ALL", false, "print every contract's definition, as one JSON array")
 		return func(_ context.Context, c *cli, args []string) error {

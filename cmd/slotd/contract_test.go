@@ -120,6 +120,7 @@ func TestContractExportAll(t *testing.T) {
 		},
 		"anthropic": func(d map[string]any) bool { return d["input_schema"] != nil && d["type"] == nil },
 		"plain":     func(d map[string]any) bool { return d["name"] != nil && d["parameters"] != nil },
+		"mcp":       func(d map[string]any) bool { return d["name"] != nil && d["inputSchema"] != nil && d["strict"] == nil },
 	} {
 		r := runCLI(t, nil, "contract", "export", "--all", "--provider", prov, "--contracts", "../../contracts")
 		if r.code != 0 {

@@ -31,10 +31,15 @@ const (
 	Anthropic = "anthropic"
 	// Plain is the contract's JSON Schema without slotd's extension.
 	Plain = "plain"
+	// MCP is the tool as slotd's MCP endpoint lists it: nothing required
+	// (the model calls with what it has) and every normalizable slot
+	// lenient, since MCP clients validate input against it (see lenient).
+	// Not a strict mode: slotd checks the strict contract itself.
+	MCP = "mcp"
 )
 
 // Names lists the export targets.
-func Names() []string { return []string{OpenAI, OpenAIChat, Anthropic, Plain} }
+func Names() []string { return []string{OpenAI, OpenAIChat, Anthropic, Plain, MCP} }
 
 // ErrUnknown is returned for a provider slotd cannot export for.
 var ErrUnknown = fmt.Errorf("unknown provider (known: %s)", strings.Join(Names(), ", "))
@@ -72,7 +77,8 @@ func (t *Tool) ParametersJSON() ([]byte, error) { return indentJSON(t.params) }
 // API function tool ({"type":"function","name",…,"strict":true,
 // "parameters"}), its Chat Completions tool ({"type":"function",
 // "function":{"name",…}}), Anthropic's tool ({"name",…,"strict":true,
-// "input_schema"}), or for Plain {"name","description","parameters"}.
+// "input_schema"}), MCP's tool ({"name","description","inputSchema"}), or
+// for Plain {"name","description","parameters"}.
 func (t *Tool) Definition() ([]byte, error) { return indentJSON(t.definition()) }
 
 // Definitions are the tools' definitions as one JSON array, the tools
@@ -107,6 +113,10 @@ func (t *Tool) definition() *jsontree.Object {
 		def.Set("description", t.Description)
 		def.Set("strict", true)
 		def.Set("input_schema", t.params)
+	case MCP:
+		def.Set("name", t.Name)
+		def.Set("description", t.Description)
+		def.Set("inputSchema", t.params)
 	default:
 		def.Set("name", t.Name)
 		def.Set("description", t.Description)
@@ -131,7 +141,7 @@ func indentJSON(v any) ([]byte, error) {
 // Export builds the contract's tool definition for a provider.
 func Export(c *contract.Contract, provider string) (*Tool, error) {
 	switch provider {
-	case Plain, OpenAI, OpenAIChat, Anthropic:
+	case Plain, OpenAI, OpenAIChat, Anthropic, MCP:
 	default:
 		return nil, fmt.Errorf("%q: %w", provider, ErrUnknown)
 	}
@@ -151,13 +161,12 @@ func Export(c *contract.Contract, provider string) (*Tool, error) {
 		return t, nil
 	}
 	t.Name = contract.ProviderName(c.Name)
-	t.Strict = true
 	// The tool's own description says what the tool is; the schema's
 	// title and description at the root would only repeat it.
 	for _, k := range [...]string{"$schema", "$id", "title", "description"} {
 		root.Del(k)
 	}
-	if c.Partial {
+	if c.Partial || provider == MCP {
 		root.Del("required")
 	}
 	// Both strict modes take an object of arguments, with its properties
@@ -169,6 +178,14 @@ func Export(c *contract.Contract, provider string) (*Tool, error) {
 		root.Set("properties", jsontree.NewObject())
 	}
 	rules := strictRules(root)
+	if len(rules) > 0 {
+		t.Description = strings.TrimSpace(t.Description + "\n\nRules: " + strings.Join(rules, "; ") + ".")
+	}
+	if provider == MCP {
+		lenient(c, root.Obj("properties"))
+		return t, nil
+	}
+	t.Strict = true
 	// Both OpenAI APIs take the same strict schema; only the wrapping
 	// differs.
 	x := exporter{provider: provider}
@@ -176,9 +193,6 @@ func Export(c *contract.Contract, provider string) (*Tool, error) {
 		x.provider = OpenAI
 	}
 	t.params = x.schema(root, true)
-	if len(rules) > 0 {
-		t.Description = strings.TrimSpace(t.Description + "\n\nRules: " + strings.Join(rules, "; ") + ".")
-	}
 	return t, nil
 }
 

@@ -204,10 +204,9 @@ func (h *Handler) turn(ctx context.Context, call *turnCall, round int, args map[
 
 // newCall names the call's conversation and first turn.
 //
-// The conversation: with sessions, the MCP session (two sessions never
-// share slots; tenants scope everything below). Without, the one the
-// client names in _meta, else the one the model passes back, else a new
-// one, which the result hands the model.
+// The conversation (conversationOf): the one the client names in _meta,
+// else the one the model passes back, else with sessions the MCP session,
+// else a new one, which the result hands the model.
 //
 // The turn id, which makes a retry of the same request a replay of its
 // stored answer: _meta's when the client names one. With sessions, the
@@ -225,16 +224,7 @@ func (h *Handler) newCall(t *toolDef, req *sdk.CallToolRequest, in callInput) *t
 		sid = req.Session.ID()
 	}
 	call.stateless = sid == ""
-	switch {
-	case !call.stateless:
-		call.conv = "mcp-" + sid
-	case metaString(meta, MetaConversation) != "":
-		call.conv = metaString(meta, MetaConversation)
-	case in.conversation != "":
-		call.conv = in.conversation
-	default:
-		call.conv = "mcp-" + rand.Text()
-	}
+	call.conv = conversationOf(meta, in.conversation, sid)
 	var header map[string][]string
 	if req.Extra != nil {
 		header = req.Extra.Header
@@ -247,7 +237,10 @@ func (h *Handler) newCall(t *toolDef, req *sdk.CallToolRequest, in callInput) *t
 		// No id to be idempotent on (not over HTTP): a turn of its own.
 		call.base = "mcp/" + rand.Text()
 	case !call.stateless:
-		call.base = "mcp/" + digest(call.conv, rpcID)
+		// The session, not the conversation: two sessions that name one
+		// conversation (the Inspector CLI opens one per call) reuse
+		// JSON-RPC ids.
+		call.base = "mcp/" + digest("mcp-"+sid, rpcID)
 	default:
 		args, _ := json.Marshal(in.args)
 		confirm := "-"
@@ -258,6 +251,26 @@ func (h *Handler) newCall(t *toolDef, req *sdk.CallToolRequest, in callInput) *t
 	}
 	call.md = mdOf(req)
 	return call
+}
+
+// conversationOf is a call's conversation: the one _meta names, else the
+// slotd_conversation_id argument, else the MCP session's (two sessions
+// never share slots unless named so), else a new one. A named conversation
+// is honoured on both protocols: a client that opens a session per call
+// (the Inspector CLI, Python's MultiServerMCPClient) keeps its slots by
+// passing the id back. It is bound to the tenant of the call's key, as
+// every conversation is, so another tenant's id names a conversation of
+// the caller's own.
+func conversationOf(meta map[string]any, arg, sid string) string {
+	switch {
+	case metaString(meta, MetaConversation) != "":
+		return metaString(meta, MetaConversation)
+	case arg != "":
+		return arg
+	case sid != "":
+		return "mcp-" + sid
+	}
+	return "mcp-" + rand.Text()
 }
 
 // digest is a short, card-free id for parts: base32 letters and the digits

@@ -84,18 +84,21 @@ func (h *Handler) completeHandler(ctx context.Context, req *sdk.CallToolRequest)
 // metadata md.
 func (h *Handler) complete(ctx context.Context, req *sdk.CallToolRequest, md metadata.MD) (*sdk.CallToolResult, string, string) {
 	var in completeInput
-	conv := ""
-	if req.Session != nil && req.Session.ID() != "" {
-		conv = "mcp-" + req.Session.ID()
+	sid := ""
+	if req.Session != nil {
+		sid = req.Session.ID()
 	}
 	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+		conv := ""
+		if sid != "" {
+			conv = "mcp-" + sid
+		}
 		return failure(conv, invalid("arguments", "idempotency_key, and result or failure")), errorOutcome, conv
 	}
-	if conv == "" {
-		conv = metaString(req.Params.GetMeta(), MetaConversation)
-		if conv == "" {
-			conv = strings.TrimSpace(in.Conversation)
-		}
+	// Named as a turn names it (conversationOf), but never a new one.
+	conv := ""
+	if meta := req.Params.GetMeta(); sid != "" || metaString(meta, MetaConversation) != "" || strings.TrimSpace(in.Conversation) != "" {
+		conv = conversationOf(meta, strings.TrimSpace(in.Conversation), sid)
 	}
 	cr := &slotdv1.CompleteSessionRequest{ConversationId: conv, IdempotencyKey: in.IdempotencyKey}
 	switch {

@@ -270,3 +270,33 @@ func TestWithoutKeys(t *testing.T) {
 		t.Errorf("Host attacker.example on loopback: %d, want 403", resp.StatusCode)
 	}
 }
+
+// A client that opens a session per call (the Inspector CLI) keeps its
+// conversation by naming it: slotd_conversation_id is honoured on the
+// session protocol too, the same JSON-RPC id in the new session is a new
+// turn, and another tenant's key naming that id gets a conversation of its
+// own, not the bank's slots.
+func TestSessionCallNamesItsConversation(t *testing.T) {
+	t.Parallel()
+	_, url := slotd(t)
+	callIn := func(key, args string) map[string]any {
+		sid := session(t, url, key)
+		_, _, msg := rpc(t, url, key, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"},
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bank_open_dispute","arguments":`+args+`}}`)
+		return toolResult(t, msg)
+	}
+	first := callIn(bankKey, `{"card_last4":"•• 4417","operation_date":"вчера","amount":"1 200,50 ₽"}`)
+	conv, _ := first["conversation_id"].(string)
+	if first["slot"] != "reason" || conv == "" {
+		t.Fatalf("first call: slot %v, conversation %q", first["slot"], conv)
+	}
+	second := callIn(bankKey, `{"reason":"Duplicate","slotd_conversation_id":"`+conv+`"}`)
+	if second["conversation_id"] != conv || second["slot"] != "original_operation_id" || second["turn_id"] == first["turn_id"] {
+		t.Fatalf("a second session naming %s: conversation %v, slot %v, turn %v (first turn %v); want the same conversation going on",
+			conv, second["conversation_id"], second["slot"], second["turn_id"], first["turn_id"])
+	}
+	other := callIn(shopKey, `{"reason":"fraud","slotd_conversation_id":"`+conv+`"}`)
+	if other["slot"] != "card_last4" {
+		t.Errorf("another tenant naming %s sees its slots: asked %v", conv, other["slot"])
+	}
+}

@@ -39,11 +39,6 @@ type toolDef struct {
 	annotations *sdk.ToolAnnotations
 }
 
-// rootRules are the keywords that make a property required or constrain
-// the whole object; a model calls with what it has, so they go, and the
-// tool's description says them in words.
-var rootRules = []string{"required", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas"}
-
 func buildTools(cat *contract.Catalog) ([]*toolDef, error) {
 	var out []*toolDef
 	seen := map[string]string{metrics.CompleteTool: metrics.CompleteTool}
@@ -61,24 +56,17 @@ func buildTools(cat *contract.Catalog) ([]*toolDef, error) {
 	return out, nil
 }
 
-// newTool derives the tool from the contract's plain export: its schema
-// with every property optional (the model calls with what it has) and
-// without slotd's extension, plus slotd's own arguments.
+// newTool derives the tool from the contract's MCP export: its schema with
+// every property optional (the model calls with what it has), lenient where
+// slotd normalizes (a validating client must let "1 200,50 ₽" through), its
+// rules in the description, plus slotd's own arguments. The result stays
+// strict: slotd checks the arguments against the contract itself.
 func newTool(c *contract.Contract) (*toolDef, error) {
-	plain, err := provider.Export(c, provider.Plain)
+	export, err := provider.Export(c, provider.MCP)
 	if err != nil {
 		return nil, err
 	}
-	// Anthropic's export describes in words the rules its schema cannot
-	// carry, as this one cannot either once nothing is required.
-	worded, err := provider.Export(c, provider.Anthropic)
-	if err != nil {
-		return nil, err
-	}
-	input := plain.Parameters()
-	for _, k := range append([]string{"$schema", "$id", "title", "description"}, rootRules...) {
-		delete(input, k)
-	}
+	input := export.Parameters()
 	props, _ := input["properties"].(map[string]any)
 	if props == nil {
 		props = map[string]any{}
@@ -103,7 +91,7 @@ func newTool(c *contract.Contract) (*toolDef, error) {
 	return &toolDef{
 		c:           c,
 		name:        contract.ProviderName(c.Name),
-		description: worded.Description,
+		description: export.Description,
 		input:       input,
 		annotations: &sdk.ToolAnnotations{
 			// An action the user approves changes something; a lookup does

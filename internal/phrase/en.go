@@ -7,6 +7,7 @@ var english = words{
 	texts: map[string]string{
 		// A refused value: what the call named or held.
 		"card.full":        "a full card number: never send one; only the last four digits of a card are ever needed",
+		"null.required":    "arrived as null, and the slot is required and still empty: if the user said it, a client may have turned it into null (a number field given text, for one); send it as text, as the user said it",
 		"unknown_argument": "unknown argument",
 		"fmt.arguments":    "one of the tool's arguments",
 
