@@ -9,8 +9,10 @@ export PATH := $(BIN):$(PATH)
 ## run: start slotd on 127.0.0.1:50051 with the shipped contracts, on a Postgres it finds or starts.
 ## The binary is built first and runs in go run's stead, so that SIGTERM and Ctrl-C reach it.
 ## It trusts the clients' clocks (SLOTD_CLIENT_CLOCK=window to refuse them), so that
-## `slotd script run --addr` plays the shipped scripts, which run on their own clocks.
+## `slotd script run --addr` plays the shipped scripts, which run on their own clocks; and it
+## creates SLOTD_DATABASE_URL's database when the server lacks it.
 run: export SLOTD_CLIENT_CLOCK ?= trust
+run: export SLOTD_CREATE_DATABASE ?= true
 run: build
 	./scripts/with-postgres.sh $(BIN)/slotd serve
 

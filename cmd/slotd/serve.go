@@ -61,6 +61,7 @@ func serveFlags(fs *flags, cfg *server.Config) (finish func() error) {
 	fs.String(&cfg.Contracts, "contracts", "SLOTD_CONTRACTS", "./contracts", "folder of contract files (*.json)")
 	fs.String(&cfg.Store, "store", "SLOTD_STORE", "postgres", "postgres, or memory for a demo that keeps nothing")
 	fs.String(&cfg.DatabaseURL, "database-url", "SLOTD_DATABASE_URL", "", "Postgres connection string, e.g. postgres://user@127.0.0.1:5432/slotd")
+	fs.Bool(&cfg.CreateDatabase, "create-database", "SLOTD_CREATE_DATABASE", false, "create the database of --database-url when the server does not have it (the role needs CREATEDB); without it slotd stops and says how to create it")
 	fs.String(&cfg.APIKeys, "api-keys", "SLOTD_API_KEYS", "", "tenant keys, tenant:key,tenant:key, each key at least 16 characters; without keys slotd listens on loopback only")
 	fs.String(&cfg.AdminKeys, "admin-keys", "SLOTD_ADMIN_KEYS", "", "AdminService keys, key,key or name:key,name:key, each at least 16 characters; turns still need a tenant key")
 	fs.Duration(&cfg.StaleAfter, "stale-after", "SLOTD_STALE_AFTER", 30*time.Minute, "idle time before a turn asks whether to resume, for contracts without x-slotd.stale_after")

@@ -366,9 +366,10 @@ func TestReadinessFollowsPostgres(t *testing.T) {
 	t.Parallel()
 	// A Postgres nobody listens on: slotd starts, but is not ready.
 	inst := &instance{}
+	var log servertest.LogBuffer
 	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", Contracts: testContracts(t),
 		DatabaseURL: "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=1", HealthInterval: 50 * time.Millisecond},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+		slog.New(slog.NewTextHandler(&log, nil)))
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
@@ -395,6 +396,15 @@ func TestReadinessFollowsPostgres(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("GET /healthz without Postgres: %d, want 200: the process is alive", resp.StatusCode)
+	}
+	// The log says why, in the words of what failed, without the
+	// connection's user and database.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !strings.Contains(log.String(), "postgres not ready"); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if text := log.String(); !strings.Contains(text, "postgres not ready") || !strings.Contains(text, "connection refused") ||
+		strings.Contains(text, "user=postgres") || strings.Contains(text, "none") {
+		t.Errorf("the not-ready log does not say why, or names the connection:\n%s", text)
 	}
 }
 

@@ -50,6 +50,9 @@ type Config struct {
 	Store string
 	// DatabaseURL is the Postgres connection string.
 	DatabaseURL string
+	// CreateDatabase creates DatabaseURL's database when the server does
+	// not have it; without it a missing database stops slotd.
+	CreateDatabase bool
 	// ShutdownTimeout bounds the graceful stop.
 	ShutdownTimeout time.Duration
 	// HealthInterval is how often readiness is checked.
@@ -336,16 +339,21 @@ func (s *Server) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
+	errc := make(chan error, 4)
 	if s.pool != nil {
 		wg.Add(1)
-		go func() { defer wg.Done(); s.migrate(ctx) }()
+		go func() {
+			defer wg.Done()
+			if err := s.migrate(ctx); err != nil {
+				errc <- err
+			}
+		}()
 	}
 	wg.Add(3)
 	go func() { defer wg.Done(); s.watchHealth(ctx) }()
 	go func() { defer wg.Done(); s.janitor(ctx) }()
 	go func() { defer wg.Done(); s.obs.run(ctx, s.cfg.Pprof, s.serving) }()
 
-	errc := make(chan error, 3)
 	go func() { errc <- s.grpc.Serve(s.lis) }()
 	if s.gw != nil {
 		s.gw.serve(errc)
@@ -382,8 +390,10 @@ func (s *Server) Run(ctx context.Context) error {
 	return err
 }
 
-// migrate applies the schema, retrying until Postgres answers.
-func (s *Server) migrate(ctx context.Context) {
+// migrate applies the schema, retrying until Postgres answers. A database
+// the server does not have is created with CreateDatabase, else it ends
+// slotd with an error that says how to create it: no retry would help.
+func (s *Server) migrate(ctx context.Context) error {
 	for attempt := 0; ; attempt++ {
 		mctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		v, err := migrations.Up(mctx, s.pool)
@@ -392,14 +402,24 @@ func (s *Server) migrate(ctx context.Context) {
 			s.log.Info("schema migrated", "version", v)
 			close(s.migrated)
 			s.checkHealth(ctx)
-			return
+			return nil
+		}
+		if name, ok := missingDatabase(err, s.pool.Config().ConnConfig); ok {
+			if !s.cfg.CreateDatabase {
+				return &errNoDatabase{name: name}
+			}
+			if err := createDatabase(ctx, s.pool.Config().ConnConfig); err != nil {
+				return err
+			}
+			s.log.Info("database created", "database", name)
+			continue
 		}
 		if attempt == 0 || attempt%10 == 0 {
 			s.log.Warn("postgres not ready; retrying", "err", safeErr(err))
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-time.After(time.Second):
 		}
 	}
@@ -456,7 +476,9 @@ func safeErr(err error) string {
 	case errors.As(err, &pgErr):
 		return pgstore.Describe(err)
 	case errors.As(err, &connErr):
-		return "cannot connect to postgres"
+		// The cause without the connection's own words, which name its
+		// user and database: "dial tcp 127.0.0.1:5432: connect: connection refused".
+		return "cannot connect to postgres: " + errors.Unwrap(connErr).Error()
 	}
-	return "postgres unavailable"
+	return "postgres unavailable: " + err.Error()
 }

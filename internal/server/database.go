@@ -1,0 +1,59 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgerrcode"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// errNoDatabase is a database the URL names and the server does not have.
+type errNoDatabase struct{ name string }
+
+func (e *errNoDatabase) Error() string {
+	arg := e.name
+	if !plainName.MatchString(arg) {
+		arg = "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'" // as a shell reads it
+	}
+	return fmt.Sprintf("database %q does not exist: create it with createdb %s or let slotd create it with --create-database (SLOTD_CREATE_DATABASE=true)",
+		e.name, arg)
+}
+
+var plainName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+
+// missingDatabase tells whether err is the server saying the URL's
+// database does not exist, and which.
+func missingDatabase(err error, cfg *pgx.ConnConfig) (string, bool) {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == pgerrcode.InvalidCatalogName {
+		return cfg.Database, true
+	}
+	return "", false
+}
+
+// createDatabase creates the URL's database, connecting as the URL's role
+// to the server's maintenance database (postgres). A database created
+// meanwhile by another replica is no error.
+func createDatabase(ctx context.Context, cfg *pgx.ConnConfig) error {
+	admin := cfg.Copy()
+	admin.Database = "postgres"
+	conn, err := pgx.ConnectConfig(ctx, admin)
+	if err != nil {
+		return fmt.Errorf("create database %q: %s", cfg.Database, safeErr(err))
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{cfg.Database}.Sanitize())
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == pgerrcode.DuplicateDatabase {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create database %q: %s", cfg.Database, safeErr(err))
+	}
+	return nil
+}
