@@ -57,7 +57,7 @@ func lenient(c *contract.Contract, props *jsontree.Object) {
 		if d != "" && !strings.HasSuffix(d, ".") {
 			d += "."
 		}
-		s.Set("description", strings.TrimSpace(d+" Normalized to "+strings.Join(form, "; ")+"; the user's own words are fine."))
+		s.Set("description", strings.TrimSpace(d+" slotd normalizes it to "+strings.Join(form, "; ")+"."))
 	}
 }
 

@@ -64,7 +64,7 @@ func TestMCPExportTakesWhatModelsSend(t *testing.T) {
 
 	props := lenientTool.Parameters()["properties"].(map[string]any)
 	for slot, want := range map[string]string{
-		"card_last4":     "Normalized to the last four digits",
+		"card_last4":     "slotd normalizes it to the last four digits",
 		"operation_date": "YYYY-MM-DD",
 		"amount":         "1200.50",
 		"reason":         "duplicate (duplicate charge), fraud (fraudulent charge), not_received",
