@@ -79,6 +79,12 @@ func observe(c *contract.Contract, marks Marks, res *Result) (Marks, Facts) {
 		switch p.Type {
 		case problem.TypeInvalidValue:
 			for _, fe := range p.Errors {
+				if fe.Input == "null" {
+					// A null for an empty required slot is said, not
+					// refused: models in strict modes send null for what
+					// the user has not said yet, which is no flaw.
+					continue
+				}
 				f.Rejected = append(f.Rejected, rejection(c, contract.SlotOf(fe.Pointer)))
 			}
 		case problem.TypeRuleViolated:

@@ -817,6 +817,15 @@ func TestRecordFacts(t *testing.T) {
 	if res := clean.send(flights, map[string]any{"from": "mad", "to": "KBP", "date": "2026-09-01"}); !res.Facts.FirstAttempt || !res.Facts.FirstReady {
 		t.Errorf("a clean flight search: facts %s, want the first READY at the first attempt", js(res.Facts))
 	}
+	// A model in a strict mode sends null for what the user has not said
+	// yet: the turn says so in its problem, and it is no flaw.
+	nulls := newConvo(t)
+	if res := nulls.send(flights, map[string]any{"from": "mad", "to": nil, "date": nil}); res.Problem == nil || len(res.Facts.Rejected) != 0 {
+		t.Errorf("nulls for empty required slots: problem %v, facts %s; want the nulls said and nothing rejected", res.Problem, js(res.Facts))
+	}
+	if res := nulls.send(flights, map[string]any{"to": "KBP", "date": "2026-09-01"}); !res.Facts.FirstAttempt {
+		t.Errorf("READY after nulls: facts %s, want it counted at the first attempt", js(res.Facts))
+	}
 	repair := newConvo(t)
 	repair.send(dispute, map[string]any{"card_last4": "4417", "operation_date": "вчера", "amount": "1 200 ₽"})
 	for i := 0; i < 3; i++ {
