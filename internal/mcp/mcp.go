@@ -21,6 +21,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -174,6 +176,13 @@ func maskErrors(next sdk.MethodHandler) sdk.MethodHandler {
 			msg = wire.Message
 		}
 		masked := redact.String(msg)
+		if call, ok := req.(*sdk.CallToolRequest); ok && call.Params != nil {
+			// The SDK quotes the name with %q, whose escapes (\u00a0,
+			// \u200b) would hide the number from the detector.
+			if q := strconv.Quote(call.Params.Name); strings.Contains(masked, q) {
+				masked = strings.ReplaceAll(masked, q, strconv.Quote(redact.String(call.Params.Name)))
+			}
+		}
 		switch {
 		case masked == msg:
 			return res, err

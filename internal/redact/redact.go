@@ -182,6 +182,9 @@ func valueHasCard(v any, depth int) bool {
 // of any script, counting what NFKC makes digits of (superscripts, circled
 // numbers, two digits for the likes of ⑳), holds no card number.
 func enoughDigits(s string) bool {
+	if off {
+		return false
+	}
 	n := 0
 	for i := 0; i < len(s); {
 		c := s[i]
