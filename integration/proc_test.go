@@ -26,38 +26,48 @@ import (
 // cost without bound kills that process, never the machine running the
 // tests.
 
-var slotdBinary struct {
+// slotdBuild is one build of cmd/slotd, made once per test binary.
+type slotdBuild struct {
 	once sync.Once
 	path string
 	out  []byte
 	err  error
 }
 
+// slotdBuilds are the builds by their tags: none, or redactOffTag.
+var slotdBuilds = map[string]*slotdBuild{"": {}, redactOffTag: {}}
+
 // buildSlotd builds cmd/slotd once per test binary, without cgo so that the
 // address-space cap bounds the Go heap rather than C threads' stacks.
-func buildSlotd(t *testing.T) string {
+func buildSlotd(t *testing.T) string { return buildSlotdTagged(t, "") }
+
+// buildSlotdTagged builds cmd/slotd with the build tags given.
+func buildSlotdTagged(t *testing.T, tags string) string {
 	t.Helper()
-	slotdBinary.once.Do(func() {
+	b := slotdBuilds[tags]
+	b.once.Do(func() {
 		dir, err := os.MkdirTemp("", "slotd-bin-")
 		if err != nil {
-			slotdBinary.err = err
+			b.err = err
 			return
 		}
-		slotdBinary.path = filepath.Join(dir, "slotd")
-		cmd := exec.Command("go", "build", "-o", slotdBinary.path, "../cmd/slotd")
+		b.path = filepath.Join(dir, "slotd")
+		cmd := exec.Command("go", "build", "-tags", tags, "-o", b.path, "../cmd/slotd")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		slotdBinary.out, slotdBinary.err = cmd.CombinedOutput()
+		b.out, b.err = cmd.CombinedOutput()
 	})
-	if slotdBinary.err != nil {
-		t.Fatalf("go build ../cmd/slotd: %v\n%s", slotdBinary.err, slotdBinary.out)
+	if b.err != nil {
+		t.Fatalf("go build -tags %q ../cmd/slotd: %v\n%s", tags, b.err, b.out)
 	}
-	return slotdBinary.path
+	return b.path
 }
 
 // process is slotd serve running as a child process.
 type process struct {
 	addr, httpAddr, metricsAddr string
-	cmd                         *exec.Cmd
+	// log is the path of the file its standard error goes to.
+	log string
+	cmd *exec.Cmd
 	// done is closed when the process has ended.
 	done chan struct{}
 }
@@ -74,7 +84,12 @@ const addressSpace = 1536 << 20
 // its ports taken, it is started again on others.
 func startProcess(t *testing.T, flags ...string) *process {
 	t.Helper()
-	bin := buildSlotd(t)
+	return startBinary(t, buildSlotd(t), flags...)
+}
+
+// startBinary is startProcess with a build of slotd's own.
+func startBinary(t *testing.T, bin string, flags ...string) *process {
+	t.Helper()
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
 		t.Fatal("this test caps the memory of the slotd it attacks with prlimit (util-linux), which is not on PATH")
@@ -105,7 +120,7 @@ func launch(t *testing.T, prlimit, bin string, flags []string) (*process, string
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd.Stderr = logFile
+	p.cmd.Stderr, p.log = logFile, logFile.Name()
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

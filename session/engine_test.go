@@ -107,6 +107,8 @@ func TestTurnValidatesBeforeAnyWork(t *testing.T) {
 		{"a NUL in a key", func(r *session.TurnRequest) { r.Arguments = map[string]any{"reason": map[string]any{"a\x00": 1}} }, "/arguments/reason"},
 		{"a long string", func(r *session.TurnRequest) { r.Arguments = map[string]any{"reason": strings.Repeat("я", 3000)} }, "/arguments/reason"},
 		{"an unknown time zone", func(r *session.TurnRequest) { r.TimeZone = "Mars/Olympus_Mons" }, "/time_zone"},
+		{"a card number in the time zone", func(r *session.TurnRequest) { r.TimeZone = "Europe/4111:1111:1111:1111" }, "/time_zone"},
+		{"a card number in the tool", func(r *session.TurnRequest) { r.Tool = "bank ⁴¹¹¹ ¹¹¹¹ ¹¹¹¹ ¹¹¹¹" }, "/tool"},
 	} {
 		req := session.TurnRequest{ConversationID: "c", Tool: "bank.open_dispute", TurnID: "t", Arguments: map[string]any{"reason": "fraud"}}
 		tc.edit(&req)
@@ -114,6 +116,9 @@ func TestTurnValidatesBeforeAnyWork(t *testing.T) {
 		pe := problemOf(t, err)
 		if pe.Kind != problem.KindInvalidRequest || tc.pointer != "" && pe.Problem.Errors[0].Pointer != tc.pointer {
 			t.Errorf("%s: %v (%+v), want INVALID_ARGUMENT at %s", tc.name, err, pe.Problem.Errors, tc.pointer)
+		}
+		if strings.Contains(tc.name, "card number") && !strings.Contains(pe.Problem.Errors[0].Message, "card number") {
+			t.Errorf("%s: %q, want it refused for the card number", tc.name, pe.Problem.Errors[0].Message)
 		}
 	}
 	if _, err := e.Turn(context.Background(), session.TurnRequest{ConversationID: "c", Tool: "bank.close_account", TurnID: "t"}); problemOf(t, err).Kind != problem.KindUnknownTool {

@@ -68,6 +68,10 @@ func (r *TurnRequest) validate() error {
 		return cardInID("conversation_id")
 	case redact.HasCard(r.TurnID):
 		return cardInID("turn_id")
+	case redact.HasCard(r.Tool):
+		return cardInID("tool")
+	case redact.HasCard(r.TimeZone):
+		return cardInID("time_zone")
 	}
 	return checkArgs(r.Arguments)
 }
@@ -188,6 +192,9 @@ func (l Lookup) validate() error {
 	}
 	if redact.HasCard(l.ConversationID) {
 		return cardInID("conversation_id")
+	}
+	if redact.HasCard(l.Tool) || redact.HasCard(l.Tenant) {
+		return cardInID("tool")
 	}
 	if l.SessionID != "" && !CanonicalID(l.SessionID) {
 		return problem.InvalidRequest("session_id", "a session id as slotd gives it: a UUID such as 019ad0c4-5b1e-7c3a-9f00-1e2d3c4b5a69")

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/slotd/slotd/session"
@@ -43,9 +45,60 @@ type lockedWriter struct {
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	line := EscapeInvisible(p)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	if _, err := l.w.Write(line); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// EscapeInvisible writes the format characters (Unicode Cf: bidi controls
+// U+202A-U+202E and U+2066-U+2069, zero-width spaces and joiners, soft
+// hyphens, tags) of a JSON line as \u escapes, as JSON writes control
+// characters: a reader of the log then sees them, and a bidi control cannot
+// reorder what the line shows after it. Outside strings a JSON line holds
+// ASCII only, so every such rune is inside a string. It returns line itself
+// when there is none.
+func EscapeInvisible(line []byte) []byte {
+	first := -1
+	for i := 0; i < len(line); {
+		if line[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(line[i:])
+		if unicode.Is(unicode.Cf, r) {
+			first = i
+			break
+		}
+		i += size
+	}
+	if first < 0 {
+		return line
+	}
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, len(line)+32)
+	out = append(out, line[:first]...)
+	for i := first; i < len(line); {
+		r, size := utf8.DecodeRune(line[i:])
+		if line[i] < utf8.RuneSelf || !unicode.Is(unicode.Cf, r) {
+			out = append(out, line[i:i+size]...)
+			i += size
+			continue
+		}
+		units := []rune{r}
+		if r > 0xffff {
+			hi, lo := utf16.EncodeRune(r)
+			units = []rune{hi, lo}
+		}
+		for _, u := range units {
+			out = append(out, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
+		}
+		i += size
+	}
+	return out
 }
 
 // NewJSON makes a Handler writing to w, with opts as slog.NewJSONHandler

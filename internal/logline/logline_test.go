@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/slotd/slotd/internal/dirtytest"
 	"github.com/slotd/slotd/internal/logline"
@@ -108,12 +109,49 @@ func TestWriteTurnWritesAsSlog(t *testing.T) {
 			continue
 		}
 		written++
-		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		if !bytes.Equal(got.Bytes(), logline.EscapeInvisible(want.Bytes())) {
 			t.Fatalf("turn %d:\nWriteTurn: %q\nslog:      %q", i, got.String(), want.String())
 		}
 	}
 	if written < 15000 {
 		t.Errorf("WriteTurn wrote %d turns of 20000", written)
+	}
+}
+
+// Bidi controls and other format characters in what a line carries are
+// written as \u escapes, in a turn's line and in any other record alike, and
+// read back as they were sent.
+func TestInvisibleCharactersAreEscaped(t *testing.T) {
+	t.Parallel()
+	const id = "conv-\u202eexe.txt\u202c-\u2066x\u2069-\u200b\u00ad-\U000e0041-\u202a\u202b\u202d\u2067\u2068\ufeff"
+	var buf bytes.Buffer
+	h := logline.NewJSON(&buf, nil)
+	if ok, err := h.WriteTurn(logline.Turn{Time: time.Now(), Level: slog.LevelInfo, ConversationID: id, Code: "OK"}); !ok || err != nil {
+		t.Fatalf("WriteTurn: %v, %v", ok, err)
+	}
+	slog.New(h).Info("refused", "conversation_id", id, id, "as a key")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want 2 lines, got %q", buf.String())
+	}
+	for _, line := range lines {
+		for _, r := range line {
+			if unicode.Is(unicode.Cf, r) || unicode.IsControl(r) {
+				t.Errorf("line %q holds %U as it is", line, r)
+			}
+		}
+		for _, esc := range []string{`\u202e`, `\u202c`, `\u2066`, `\u2069`, `\u200b`, `\u00ad`, `\udb40\udc41`, `\ufeff`} {
+			if !strings.Contains(line, esc) {
+				t.Errorf("line %q lacks %s", line, esc)
+			}
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil || m["conversation_id"] != id {
+			t.Errorf("line %q reads back as %q (%v), want the id as sent", line, m["conversation_id"], err)
+		}
+	}
+	if b := []byte(`{"msg":"plain – ascii and ünïcode"}`); &logline.EscapeInvisible(b)[0] != &b[0] {
+		t.Error("a line without format characters was copied")
 	}
 }
 

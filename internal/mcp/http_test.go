@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -298,5 +299,24 @@ func TestSessionCallNamesItsConversation(t *testing.T) {
 	other := callIn(shopKey, `{"reason":"fraud","slotd_conversation_id":"`+conv+`"}`)
 	if other["slot"] != "card_last4" {
 		t.Errorf("another tenant naming %s sees its slots: asked %v", conv, other["slot"])
+	}
+}
+
+// The SDK's own error for an unknown tool names the tool as called: a card
+// number in the name, in any spelling, is masked in that answer.
+func TestUnknownToolNeverEchoesACardNumber(t *testing.T) {
+	t.Parallel()
+	_, url := slotd(t)
+	for i, name := range []string{"pay 4276 3819 6524 0172", "pay 4276\u00a03819\u200b6524\u202e0172", "⁴²⁷⁶³⁸¹⁹⁶⁵²⁴⁰¹⁷²"} {
+		q, _ := json.Marshal(name)
+		hdr := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name}
+		body := `{"jsonrpc":"2.0","id":` + strconv.Itoa(i+1) + `,"method":"tools/call","params":{"name":` + string(q) +
+			`,"arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		_, _, msg := rpc(t, url, bankKey, hdr, body)
+		e, _ := msg["error"].(map[string]any)
+		text, _ := e["message"].(string)
+		if !strings.Contains(text, "unknown tool") || !strings.Contains(text, "•••• 0172") || strings.Contains(text, "3819") || strings.Contains(text, "³⁸¹⁹") {
+			t.Errorf("tools/call %q: error %q; want unknown tool with the card masked", name, text)
+		}
 	}
 }

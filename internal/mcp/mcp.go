@@ -17,9 +17,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +35,7 @@ import (
 	"github.com/slotd/slotd/auth"
 	"github.com/slotd/slotd/contract"
 	"github.com/slotd/slotd/internal/metrics"
+	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/problem"
 )
 
@@ -121,6 +125,8 @@ func New(cfg Config) (*Handler, error) {
 		"and do what the result's text says (ask the user, confirm, or call the backend). After the backend call, report its outcome with slotd_complete."
 	h.sessions = sdk.NewServer(impl, &sdk.ServerOptions{Instructions: instructions, Logger: cfg.Log})
 	h.stateless = sdk.NewServer(impl, &sdk.ServerOptions{Instructions: instructions + statelessInstructions, Logger: cfg.Log})
+	h.sessions.AddReceivingMiddleware(maskErrors)
+	h.stateless.AddReceivingMiddleware(maskErrors)
 	for _, t := range tools {
 		h.sessions.AddTool(t.tool(false), h.turnHandler(t))
 		h.stateless.AddTool(t.tool(true), h.turnHandler(t))
@@ -152,6 +158,39 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h.m.CountSessions(h.sessionCount)
 	return h, nil
+}
+
+// maskErrors masks card numbers in the SDK's own error texts, which echo
+// what the client sent (`unknown tool "…"` names the tool as called), before
+// the SDK answers or logs them. slotd's handlers answer with problems,
+// masked where they are made.
+func maskErrors(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if err == nil {
+			return res, nil
+		}
+		msg := err.Error()
+		var wire *jsonrpc.Error
+		if errors.As(err, &wire) {
+			msg = wire.Message
+		}
+		masked := redact.String(msg)
+		if call, ok := req.(*sdk.CallToolRequest); ok && call.Params != nil {
+			// The SDK quotes the name with %q, whose escapes (\u00a0,
+			// \u200b) would hide the number from the detector.
+			if q := strconv.Quote(call.Params.Name); strings.Contains(masked, q) {
+				masked = strings.ReplaceAll(masked, q, strconv.Quote(redact.String(call.Params.Name)))
+			}
+		}
+		switch {
+		case masked == msg:
+			return res, err
+		case wire != nil:
+			return res, &jsonrpc.Error{Code: wire.Code, Message: masked}
+		}
+		return res, errors.New(masked)
+	}
 }
 
 // maxBody matches the gateway's bound of a request body, which the edge in

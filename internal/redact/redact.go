@@ -1,8 +1,9 @@
 // Package redact owns what slotd knows about payment card numbers in what
-// callers send: finding one (a Luhn-valid run of 13 to 19 digits of any
-// script, in groups split by the separators people and models put between
-// them), and masking every card-like number down to its last four digits
-// before anything is echoed, stored or logged.
+// callers send: finding one the way a person reading the text would (a
+// Luhn-valid run of 13 to 19 digits that starts as cards start, in digits
+// of any script or any form NFKC makes digits of, in groups split by
+// whatever is not a letter or a digit), and masking every card-like number
+// down to its last four digits before anything is echoed, stored or logged.
 //
 // Both walk a string once, in time and memory linear in its length; the
 // walks of JSON values are bounded in depth.
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Masked replaces the digits of a masked card number; the last four follow.
@@ -27,16 +30,13 @@ const MaxDepth = 64
 const (
 	minDigits = 13
 	maxDigits = 19
-	// maxSeparators is the longest run of separators inside a number.
-	maxSeparators = 3
 )
 
 // HasCard reports whether s holds a full card number: a run of 13 to 19
-// digits, the groups of which are split by one kind of separator, that
-// starts the way card numbers start (issuer) and is either grouped the way
-// card numbers are printed (4-4-4-4, 4-6-5) or Luhn-valid and in one group
-// or groups of even size (4111111111111111, 4 1 1 1 …). Ids such as UUIDs
-// and timestamps fail one of these.
+// digits, read as a person reads them (see reader), that starts the way
+// card numbers of its length start (issuer) and is Luhn-valid whatever its
+// grouping, or is printed the way card numbers are (4-4-4-4, 4-6-5). UUIDs,
+// hex ids and timestamps fail one of these.
 func HasCard(s string) bool {
 	if !enoughDigits(s) {
 		return false
@@ -52,9 +52,9 @@ func HasCard(s string) bool {
 	return found
 }
 
-// String masks every card-like number in s (13 to 19 digits in groups split
-// by one kind of separator, Luhn-valid or not, and any group of more than 19
-// digits) as "•••• " and its last four digits.
+// String masks every card-like number in s (a card number as HasCard finds
+// it, and any unbroken run of 13 digits or more, Luhn-valid or not) as
+// "•••• " and its last four digits.
 func String(s string) string {
 	if !enoughDigits(s) {
 		return s
@@ -62,6 +62,9 @@ func String(s string) string {
 	var spans [][2]int
 	var lasts []string
 	scan(s, func(w window) bool {
+		if !w.mask {
+			return true
+		}
 		if n := len(spans); n > 0 && w.start < spans[n-1][1] {
 			// Overlapping windows of one number mask as one.
 			if w.end > spans[n-1][1] {
@@ -176,8 +179,12 @@ func valueHasCard(v any, depth int) bool {
 }
 
 // enoughDigits is the cheap first look: a string with fewer than 13 digits
-// of any script holds no card number.
+// of any script, counting what NFKC makes digits of (superscripts, circled
+// numbers, two digits for the likes of ⑳), holds no card number.
 func enoughDigits(s string) bool {
+	if off {
+		return false
+	}
 	n := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -188,8 +195,8 @@ func enoughDigits(s string) bool {
 			i++
 		} else {
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if unicode.Is(unicode.Nd, r) {
-				n++
+			if unicode.IsNumber(r) {
+				n += 2
 			}
 			i += size
 		}
@@ -201,23 +208,33 @@ func enoughDigits(s string) bool {
 }
 
 // window is a candidate card number within s: the bytes [start, end),
-// what HasCard makes of it, and its last four digits as ASCII. It holds
-// no slice of scan's scratch, which so stays on scan's stack.
+// what HasCard makes of it, whether String masks it, and its last four
+// digits as ASCII. It holds no slice of scan's scratch, which so stays on
+// scan's stack.
 type window struct {
 	start, end int
-	// card: the digits start as a card's do and are either printed in a
-	// card's groups or Luhn-valid in one group or groups of one size up to
-	// four (the last may be shorter).
-	card  bool
+	// card: the digits start as a card's do and are Luhn-valid, or printed
+	// in a card's groups.
+	card bool
+	// mask: a card, or one unbroken run of 13 digits or more (card-like
+	// whatever its checksum: echoes keep only its last four).
+	mask  bool
 	last4 [4]byte
 	n4    int8
 }
 
-// newWindow is the window of the bytes [start, end) holding digits, laid
-// out in groups as printed and even say.
-func newWindow(start, end int, digits []byte, printed, even bool) window {
+// newWindow is the window of the bytes [start, end) holding digits in
+// groups, printed as cards are or not.
+func newWindow(start, end int, digits []byte, groups int, printed bool) window {
 	w := window{start: start, end: end}
-	w.card = issuer(digits) && (printed || even && luhn(digits))
+	w.card = len(digits) <= maxDigits && issuer(digits) && (printed || luhn(digits))
+	if len(digits) < 15 && groups > 1 && !printed {
+		// 13- and 14-digit numbers (Visa's and Diners' old ones) count in
+		// one run or as printed: split otherwise, they are mostly a time
+		// ("46:24.246589751", "30 18:15:58.159820").
+		w.card = false
+	}
+	w.mask = w.card || groups == 1
 	w.n4 = int8(copy(w.last4[:], digits[max(0, len(digits)-4):]))
 	return w
 }
@@ -233,109 +250,96 @@ type group struct {
 
 func (g group) len() int { return g.to - g.from }
 
-// sepKind says which separators a gap between two groups holds: a number's
-// groups are split by one kind ("4000 0212 …", "4000-0212-…"), so that two
-// numbers written side by side with other punctuation are not read as one.
-type sepKind uint8
-
-const (
-	sepSpace sepKind = 1 << iota
-	sepDot
-	sepComma
-	sepDash
-	sepSlash
-	sepUnderscore
-)
-
-// separator is the kind of r when it may stand between the digit groups of
-// a number, 0 otherwise.
-func separator(r rune) sepKind {
-	switch r {
-	case '.', '·', '．', '｡', '。', '‧':
-		return sepDot
-	case ',', '，', '、', '،', '٫', '٬':
-		return sepComma
-	case '/', '\\', '／', '＼', '⁄', '∕':
-		return sepSlash
-	case '_', '＿':
-		return sepUnderscore
-	case '−', '‐', '‑', '‒', '–', '—', '―', '－', '﹣':
-		return sepDash
-	}
-	switch {
-	case r == '-' || unicode.Is(unicode.Pd, r):
-		return sepDash
-	case unicode.IsSpace(r) || unicode.Is(unicode.Zs, r):
-		return sepSpace
-	}
-	return 0
-}
-
-// ignorable runes are invisible: zero-width spaces and joiners, soft
-// hyphens, byte-order marks. They never split a number.
-func ignorable(r rune) bool { return unicode.Is(unicode.Cf, r) }
-
 // scan calls fn for every candidate card number in s, in order, until fn
 // returns false: each run of 13 to 19 digits that starts and ends on group
-// boundaries and whose gaps are all of one kind, and each single group of
-// more than 19 digits.
+// boundaries, and each single group of 13 digits or more.
+//
+// It reads s as a person does: each rune in its NFKC form (fullwidth,
+// superscript, circled and mathematical digits are digits), format
+// characters (zero-width spaces, joiners, bidi controls) unseen, letters
+// ending a number, and any run of anything else (spaces, tabs, punctuation,
+// symbols, mixed as they come) a gap between its groups.
 func scan(s string, fn func(window) bool) {
 	// Room for an id's groups and digits on the stack; longer runs grow
 	// on the heap.
 	var groupBuf [16]group
-	var gapBuf [16]sepKind
 	var digitBuf [64]byte
-	groups, gaps, digits := groupBuf[:0], gapBuf[:0], digitBuf[:0]
-	var cur *group
-	gap, gapLen := sepKind(0), 0
+	groups, digits := groupBuf[:0], digitBuf[:0]
+	// in: the last rune read was a digit of the last group.
+	in := false
 	flush := func() bool {
-		ok := run(groups, gaps, digits, fn)
-		groups, gaps, digits, cur, gap, gapLen = groups[:0], gaps[:0], digits[:0], nil, 0, 0
+		ok := run(groups, digits, fn)
+		groups, digits, in = groups[:0], digits[:0], false
 		return ok
 	}
+	// read reads r, which spells the bytes [start, end) of s (with the
+	// other runes of their NFKC form).
+	read := func(r rune, start, end int) bool {
+		if d, ok := digit(r); ok {
+			if !in {
+				groups = append(groups, group{start: start, from: len(digits)})
+				in = true
+			}
+			digits = append(digits, '0'+d)
+			g := &groups[len(groups)-1]
+			g.end, g.to = end, len(digits)
+			return true
+		}
+		switch {
+		case unicode.Is(unicode.Cf, r):
+		case unicode.IsLetter(r) || unicode.IsNumber(r):
+			return flush()
+		default:
+			in = false
+		}
+		return true
+	}
 	for i := 0; i < len(s); {
-		if end := hexToken(s, i); end > i {
-			// The digits of an id such as a UUID or a hash are not a number.
-			if !flush() {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			// An id starts after a break, not inside a number's group
+			// ("4111\u200b41111111-…" is no UUID).
+			if end := idToken(s, i); !in && end > i {
+				// The digits of an id such as a UUID or a hash are not a number.
+				if !flush() {
+					return
+				}
+				i = end
+				continue
+			}
+			if !read(rune(c), i, i+1) {
 				return
 			}
-			i = end
+			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		switch d, isDigit := digit(r); {
-		case isDigit:
-			if cur == nil {
-				if len(groups) > 0 {
-					gaps = append(gaps, gap)
+		if nfkc := norm.NFKC.PropertiesString(s[i:]).Decomposition(); len(nfkc) > 0 {
+			for _, r := range string(nfkc) {
+				if !read(r, i, i+size) {
+					return
 				}
-				groups = append(groups, group{start: i, from: len(digits), to: len(digits)})
-				cur = &groups[len(groups)-1]
-				gap, gapLen = 0, 0
 			}
-			digits = append(digits, '0'+d)
-			cur.end, cur.to = i+size, len(digits)
-		case ignorable(r):
-		case separator(r) != 0 && len(groups) > 0 && gapLen < maxSeparators:
-			cur = nil
-			gap |= separator(r)
-			gapLen++
-		default:
-			if !flush() {
-				return
-			}
+		} else if !read(r, i, i+size) {
+			return
 		}
 		i += size
 	}
 	flush()
 }
 
-// hexToken is the end of the hexadecimal token that starts at i (a run of
-// at least eight ASCII letters and digits, all of them hex, with both a
-// digit and a letter: a part of a UUID, a hash), or i when there is none.
-func hexToken(s string, i int) int {
+// idToken is the end of the id that starts at i, or i when there is none:
+// a UUID in its canonical form (8-4-4-4-12 hex digits), or a run of at
+// least eight ASCII letters and digits, all of them hex, with both a digit
+// and a letter: a UUID without dashes or a hash (32 hex digits or more)
+// whatever digits it holds, a shorter one (a part of a UUID) when it has
+// no card number written whole inside ("deadbeef4111111111111111" has).
+func idToken(s string, i int) int {
 	if i > 0 && isAlnum(s[i-1]) || !isAlnum(s[i]) {
 		return i
+	}
+	if end := i + 36; canonicalUUID(s[i:min(end, len(s))]) && (end == len(s) || !isAlnum(s[end])) {
+		return end
 	}
 	j, letters, digits, hex := i, 0, 0, true
 	for ; j < len(s) && isAlnum(s[j]); j++ {
@@ -348,10 +352,34 @@ func hexToken(s string, i int) int {
 			hex = false
 		}
 	}
-	if !hex || j-i < 8 || letters == 0 || digits == 0 || cardRun(s[i:j]) {
+	if !hex || j-i < 8 || letters == 0 || digits == 0 || j-i < 32 && cardRun(s[i:j]) {
 		return i
 	}
 	return j
+}
+
+// canonicalUUID reports a UUID as slotd and most systems write one: 36
+// characters, hex digits in groups of 8-4-4-4-12. Its digit groups read as
+// a number (8-4-4 in a UUID of digits only) would be a card in one UUID of
+// a few tens of thousands.
+func canonicalUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i] | 0x20
+		switch i {
+		case 8, 13, 18, 23:
+			if s[i] != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // cardRun reports whether a token holds a run of 13 to 19 decimal digits
@@ -376,48 +404,25 @@ func isAlnum(c byte) bool {
 }
 
 // run reports the candidate windows of one run of groups, whose digits
-// follow one another in digits.
-func run(groups []group, gaps []sepKind, digits []byte, fn func(window) bool) bool {
+// follow one another in digits: each span of whole groups holding 13 to 19
+// digits, whatever the groups' sizes, and each group of 13 digits or more.
+func run(groups []group, digits []byte, fn func(window) bool) bool {
 	for i, first := range groups {
-		if first.len() > maxDigits {
-			if !fn(newWindow(first.start, first.end, digits[first.from:first.to], false, false)) {
-				return false
-			}
-			continue
-		}
 		for j := i; j < len(groups); j++ {
-			if j > i && gaps[j-1] != gaps[i] {
-				break
-			}
 			n := groups[j].to - first.from
-			if n > maxDigits {
+			if n > maxDigits && j > i {
 				break
 			}
 			if n >= minDigits {
 				g := groups[i : j+1]
-				w := newWindow(first.start, groups[j].end, digits[first.from:groups[j].to], printed(g), even(g))
+				w := newWindow(first.start, groups[j].end, digits[first.from:groups[j].to], len(g), printed(g))
 				if !fn(w) {
 					return false
 				}
 			}
-		}
-	}
-	return true
-}
-
-// even reports one group, or groups of one size up to four with a last
-// group no longer than the others.
-func even(groups []group) bool {
-	size := groups[0].len()
-	if len(groups) == 1 {
-		return true
-	}
-	if size > 4 || groups[len(groups)-1].len() > size {
-		return false
-	}
-	for _, g := range groups[1 : len(groups)-1] {
-		if g.len() != size {
-			return false
+			if n > maxDigits {
+				break
+			}
 		}
 	}
 	return true
@@ -471,20 +476,35 @@ func digit(r rune) (byte, bool) {
 	return 0, false
 }
 
-// issuer reports whether digits start as a payment card's do (ISO/IEC
-// 7812): the major industry identifier of cards is 2 to 6, 13-digit cards
-// are Visa's (4), and 14- and 15-digit ones Diners' and Amex's (3). Numbers
-// that are not cards but look alike, such as timestamps in milliseconds or
-// nanoseconds, mostly fail here.
+// issuer reports whether digits start as a payment card's of that length
+// do: Visa (4; 13, 16 or 19 digits), Amex (34, 37; 15), Diners (300-305;
+// 14, 36; 14 to 19, 38 and 39; 16 to 19), JCB (3528-3589), Mastercard (51-55, 2221-2720; 16),
+// Mir (2200-2204), Maestro (50, 56-58, 6), Discover and UnionPay (6; 16 to
+// 19). Numbers that are not cards but look alike, such as dates and
+// timestamps (1…, 20…), fail here.
 func issuer(digits []byte) bool {
-	first := digits[0]
-	switch len(digits) {
-	case 13:
-		return first == '4'
-	case 14, 15:
-		return first == '3'
+	n := len(digits)
+	p2 := int(digits[0]-'0')*10 + int(digits[1]-'0')
+	p4 := p2*100 + int(digits[2]-'0')*10 + int(digits[3]-'0')
+	switch {
+	case p2 >= 40 && p2 <= 49:
+		return n == 13 || n == 16 || n == 19
+	case p2 == 34 || p2 == 37:
+		return n == 15
+	case p4 >= 3000 && p4 <= 3059:
+		return n == 14
+	case p2 == 36:
+		return n >= 14
+	case p2 == 38 || p2 == 39:
+		return n >= 16
+	case p4 >= 3528 && p4 <= 3589:
+		return n >= 16
+	case p2 >= 51 && p2 <= 55, p4 >= 2221 && p4 <= 2720:
+		return n == 16
+	case p4 >= 2200 && p4 <= 2204, p2 == 50, p2 >= 56 && p2 <= 69:
+		return n >= 16
 	}
-	return first >= '2' && first <= '6'
+	return false
 }
 
 // luhn checks the Luhn (mod 10) checksum of ASCII digits.
