@@ -102,9 +102,9 @@ func TestMCPUnansweredFormsAreCapped(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var (
-		mu               sync.Mutex
+		mu              sync.Mutex
 		waiting, atOnce int
-		wg               sync.WaitGroup
+		wg              sync.WaitGroup
 	)
 	for range 275 {
 		wg.Go(func() {
