@@ -118,6 +118,9 @@ func New(cfg Config) (*Handler, error) {
 		cfg.Version = "dev"
 	}
 	cfg.Limits = cfg.Limits.WithDefaults()
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, err
+	}
 	h := &Handler{cfg: cfg, m: cfg.Metrics.MCP()}
 	h.places = newPlaces(cfg.Limits, h.m)
 	tools, err := buildTools(cfg.Contracts)

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"container/list"
+	"errors"
 	"sync"
 	"time"
 
@@ -61,6 +62,17 @@ func (l Limits) WithDefaults() Limits {
 		l.FormTimeout = DefaultFormTimeout
 	}
 	return l
+}
+
+// Validate says what is wrong with limits that went through WithDefaults.
+func (l Limits) Validate() error {
+	if l.MaxSessions < 1 || l.MaxTenantSessions < 1 || l.MaxTenantForms < 1 || l.MaxSessionForms < 1 {
+		return errors.New("mcp: every session and form cap must be at least 1")
+	}
+	if l.SessionIdle <= 0 || l.FormTimeout <= 0 {
+		return errors.New("mcp: the session idle time and the form timeout must be more than 0")
+	}
+	return nil
 }
 
 // Why places refuses a session or a form.
