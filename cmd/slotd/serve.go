@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/slotd/slotd/internal/mcp"
 	"github.com/slotd/slotd/internal/server"
 )
 
@@ -58,6 +59,12 @@ func serveFlags(fs *flags, cfg *server.Config) (finish func() error) {
 	fs.String(&cfg.HTTPListen, "http-listen", "SLOTD_HTTP_LISTEN", "127.0.0.1:8080", "HTTP/JSON gateway and /mcp address; empty serves none")
 	mcpOn := true
 	fs.Bool(&mcpOn, "mcp", "SLOTD_MCP", true, "serve MCP (Streamable HTTP) at /mcp on the HTTP listener; --mcp=false turns it off")
+	fs.Int(&cfg.MCP.MaxSessions, "mcp-max-sessions", "SLOTD_MCP_MAX_SESSIONS", mcp.DefaultMaxSessions, "MCP sessions held at once, of all tenants; past it a new one gets 503")
+	fs.Int(&cfg.MCP.MaxTenantSessions, "mcp-max-tenant-sessions", "SLOTD_MCP_MAX_TENANT_SESSIONS", mcp.DefaultMaxTenantSessions, "MCP sessions of one tenant; past it the tenant's least recently used idle one closes, or a new one gets 429 when none is idle")
+	fs.Duration(&cfg.MCP.SessionIdle, "mcp-session-idle", "SLOTD_MCP_SESSION_IDLE", mcp.DefaultSessionIdle, "idle time after which an MCP session closes")
+	fs.Int(&cfg.MCP.MaxTenantForms, "mcp-max-tenant-forms", "SLOTD_MCP_MAX_TENANT_FORMS", mcp.DefaultMaxTenantForms, "MCP tool calls of one tenant waiting on a form; past it a call hands its question to the model")
+	fs.Int(&cfg.MCP.MaxSessionForms, "mcp-max-session-forms", "SLOTD_MCP_MAX_SESSION_FORMS", mcp.DefaultMaxSessionForms, "MCP tool calls of one session waiting on a form; past it a call hands its question to the model")
+	fs.Duration(&cfg.MCP.FormTimeout, "mcp-form-timeout", "SLOTD_MCP_FORM_TIMEOUT", mcp.DefaultFormTimeout, "time a user has to answer one MCP form")
 	fs.String(&cfg.Contracts, "contracts", "SLOTD_CONTRACTS", "./contracts", "folder of contract files (*.json)")
 	fs.String(&cfg.Store, "store", "SLOTD_STORE", "postgres", "postgres, or memory for a demo that keeps nothing")
 	fs.String(&cfg.DatabaseURL, "database-url", "SLOTD_DATABASE_URL", "", "Postgres connection string, e.g. postgres://user@127.0.0.1:5432/slotd")
@@ -95,9 +102,19 @@ func serveFlags(fs *flags, cfg *server.Config) (finish func() error) {
 		for _, d := range []struct {
 			name string
 			v    int
-		}{{"max-attempts", cfg.MaxAttempts}, {"max-open-sessions", cfg.MaxOpenSessions}} {
+		}{{"max-attempts", cfg.MaxAttempts}, {"max-open-sessions", cfg.MaxOpenSessions},
+			{"mcp-max-sessions", cfg.MCP.MaxSessions}, {"mcp-max-tenant-sessions", cfg.MCP.MaxTenantSessions},
+			{"mcp-max-tenant-forms", cfg.MCP.MaxTenantForms}, {"mcp-max-session-forms", cfg.MCP.MaxSessionForms}} {
 			if d.v < 1 {
 				return usagef("--%s must be at least 1", d.name)
+			}
+		}
+		for _, d := range []struct {
+			name string
+			v    time.Duration
+		}{{"mcp-session-idle", cfg.MCP.SessionIdle}, {"mcp-form-timeout", cfg.MCP.FormTimeout}} {
+			if d.v <= 0 {
+				return usagef("--%s must be more than 0", d.name)
 			}
 		}
 		return nil

@@ -101,13 +101,12 @@ func (h *Handler) sessionRounds(ctx context.Context, call *turnCall, req *sdk.Ca
 		if f == nil {
 			return resp, "", nil
 		}
-		hc.awaitUser()
-		ectx, cancel := context.WithTimeout(ctx, ElicitTimeout)
-		res, err := req.Session.Elicit(ectx, f.params)
-		cancel()
-		if err != nil {
-			h.m.Elicitation(call.tool.c.Name, f.kind, "error")
-			return resp, "The form could not be shown to the user, or was not answered in time.", nil
+		res, note, shown := h.elicit(ctx, hc, req.Session, f)
+		if res == nil {
+			if shown {
+				h.m.Elicitation(call.tool.c.Name, f.kind, "error")
+			}
+			return resp, note, nil
 		}
 		h.m.Elicitation(call.tool.c.Name, f.kind, res.Action)
 		a := f.answer(res)
@@ -123,6 +122,31 @@ func (h *Handler) sessionRounds(ctx context.Context, call *turnCall, req *sdk.Ca
 		resp.Changes = append(earlier, resp.Changes...)
 	}
 	return resp, "", nil
+}
+
+// elicit shows a form and waits for its answer: until FormTimeout, or until
+// the client hangs up or cancels the call, whichever comes first. A form
+// past the tenant's or the session's cap of waiting forms is not shown;
+// nil and what to tell the model when there is no answer.
+func (h *Handler) elicit(ctx context.Context, hc *httpCall, ss *sdk.ServerSession, f *form) (res *sdk.ElicitResult, note string, shown bool) {
+	release, why := h.places.form(ss.ID())
+	if release == nil {
+		h.m.FormRefused(why)
+		return nil, "No form was shown: as many as allowed already wait for an answer. Ask the user yourself.", false
+	}
+	defer release()
+	wait := h.cfg.Limits.FormTimeout
+	hc.awaitUser(wait)
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if hc.ctx != nil {
+		defer context.AfterFunc(hc.ctx, cancel)()
+	}
+	res, err := ss.Elicit(ctx, f.params)
+	if err != nil {
+		return nil, "The form could not be shown to the user, or was not answered in time.", true
+	}
+	return res, "", true
 }
 
 // statelessRounds plays a call on the stateless protocol, where a server

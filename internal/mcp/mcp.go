@@ -49,15 +49,6 @@ const StatelessVersion = "2026-07-28"
 
 // Bounds of what the endpoint holds for its callers.
 const (
-	// MaxSessions bounds the MCP sessions held at once; an initialize past
-	// it is refused with 503 until idle ones close.
-	MaxSessions = 10000
-	// SessionIdle closes a session no request has used for this long. It
-	// matches the default session ttl: a conversation older than that
-	// starts over anyway.
-	SessionIdle = 24 * time.Hour
-	// ElicitTimeout bounds the time a user has to answer one form.
-	ElicitTimeout = 5 * time.Minute
 	// MaxRounds bounds the forms one tool call shows.
 	MaxRounds = 3
 	// callTimeout bounds each in-process call to SlotService.
@@ -80,6 +71,9 @@ type Config struct {
 	Log     *slog.Logger
 	// Version is slotd's, for serverInfo.
 	Version string
+	// Limits bound sessions and waiting forms; zero fields take the
+	// defaults.
+	Limits Limits
 }
 
 // Handler serves /mcp.
@@ -95,7 +89,16 @@ type Handler struct {
 	// request and extends the time its response may take while a user fills
 	// in a form. The SDK hands handlers the request's headers but neither.
 	calls sync.Map
+	// places are the sessions and waiting forms of each tenant; opening
+	// are the places of requests that may open a session, by the token put
+	// in their placeHeader, for the initialize handler to bind.
+	places  *places
+	opening sync.Map
 }
+
+// placeHeader carries an opening token from the HTTP layer to the
+// initialize handler. A client's own value is dropped.
+const placeHeader = "Slotd-Mcp-Place"
 
 // callHeader carries a calls token from the HTTP layer to the tool handler.
 // A client's own value is dropped.
@@ -104,6 +107,9 @@ const callHeader = "Slotd-Mcp-Call"
 type httpCall struct {
 	id string // the JSON-RPC id as JSON text
 	rc *http.ResponseController
+	// ctx is the HTTP request's: it ends when the client hangs up, which
+	// the SDK does not pass on to a session's handlers.
+	ctx context.Context
 }
 
 // New builds the endpoint: both MCP servers with a tool per contract and
@@ -115,7 +121,12 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
+	cfg.Limits = cfg.Limits.WithDefaults()
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, err
+	}
 	h := &Handler{cfg: cfg, m: cfg.Metrics.MCP()}
+	h.places = newPlaces(cfg.Limits, h.m)
 	tools, err := buildTools(cfg.Contracts)
 	if err != nil {
 		return nil, err
@@ -132,13 +143,15 @@ func New(cfg Config) (*Handler, error) {
 		h.stateless.AddTool(t.tool(true), h.turnHandler(t))
 	}
 	h.sessions.AddTool(completeTool(false), h.completeHandler)
+	h.sessions.AddReceivingMiddleware(h.bindSession)
 	h.stateless.AddTool(completeTool(true), h.completeHandler)
 
 	opts := func(stateless bool) *sdk.StreamableHTTPOptions {
 		return &sdk.StreamableHTTPOptions{
-			Stateless:           stateless,
-			Logger:              cfg.Log,
-			SessionTimeout:      SessionIdle,
+			Stateless: stateless,
+			Logger:    cfg.Log,
+			// places closes idle sessions (the SDK's SessionTimeout would
+			// close them without telling it).
 			MaxRequestBodyBytes: maxBody,
 			// The SDK refuses a loopback request whose Host is not loopback
 			// (DNS rebinding against a local server without keys). With
@@ -156,7 +169,7 @@ func New(cfg Config) (*Handler, error) {
 		bind := mcpauth.RequireBearerToken(h.verify, nil)
 		h.withSess, h.without = bind(h.withSess), bind(h.without)
 	}
-	h.m.CountSessions(h.sessionCount)
+	h.m.CountSessions(h.places.count)
 	return h, nil
 }
 
@@ -209,17 +222,10 @@ func (h *Handler) verify(_ context.Context, token string, _ *http.Request) (*mcp
 	return &mcpauth.TokenInfo{UserID: "tenant:" + who.Tenant, Expiration: time.Now().Add(24 * time.Hour)}, nil
 }
 
-func (h *Handler) sessionCount() int {
-	n := 0
-	for range h.sessions.Sessions() {
-		n++
-	}
-	return n
-}
-
 // ServeHTTP routes a request to the stateless server when it speaks
-// StatelessVersion or later, else to the server with sessions. The edge has
-// checked the key and bounded the body.
+// StatelessVersion or later, else to the server with sessions, where it
+// takes a place for the session it may open or marks its session's busy.
+// The edge has checked the key and bounded the body.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
 		// slotd sends nothing unasked, so it opens no standalone stream;
@@ -231,29 +237,33 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Title: "Method not allowed", Detail: "slotd opens no stream for messages it is not asked for; POST requests", OwnerActionRequired: true})
 		return
 	}
+	tenant := ""
 	if h.cfg.Keys.Enabled() {
-		if who, err := h.cfg.Keys.Check(r.Header.Values("Authorization")); err == nil && who.Admin {
+		who, err := h.cfg.Keys.Check(r.Header.Values("Authorization"))
+		if err == nil && who.Admin {
 			h.m.Refused("admin_key")
 			api.WriteProblem(w, http.StatusForbidden, problem.Problem{Type: problem.TypePermissionDenied, Title: "Permission denied",
 				Detail: "an admin key cannot act for a tenant; use the tenant's key", OwnerActionRequired: true})
 			return
 		}
+		tenant = who.Tenant
 	}
 	r.Header.Del(callHeader)
+	r.Header.Del(placeHeader)
 	stateless := r.Header.Get("Mcp-Protocol-Version") >= StatelessVersion
 	if r.Method == http.MethodPost {
-		msg := singleRequest(r)
-		switch {
-		case msg == nil:
-		case msg.Method == "initialize" && !stateless && h.sessionCount() >= MaxSessions:
-			h.m.Refused("sessions_full")
-			api.WriteProblem(w, http.StatusServiceUnavailable, problem.Problem{Type: problem.TypeOverloaded, Title: "Too many MCP sessions",
-				Detail: "slotd holds as many MCP sessions as it may; idle ones close after " + SessionIdle.String(), Retryable: true, RetryAfterSeconds: 60})
-			return
-		case msg.Method == "tools/call" && msg.ID.IsValid():
+		msgs, batch := requests(r)
+		if batch {
+			if detail := batchRefused(r, msgs); detail != "" {
+				h.m.Refused("batch")
+				api.WriteProblem(w, http.StatusBadRequest, problem.Problem{Type: problem.TypeInvalidRequest, Title: "Batch refused",
+					Detail: detail, OwnerActionRequired: true})
+				return
+			}
+		} else if len(msgs) == 1 && msgs[0].Method == "tools/call" && msgs[0].ID.IsValid() {
 			token := rand.Text()
-			id, _ := json.Marshal(msg.ID.Raw())
-			h.calls.Store(token, &httpCall{id: string(id), rc: http.NewResponseController(w)})
+			id, _ := json.Marshal(msgs[0].ID.Raw())
+			h.calls.Store(token, &httpCall{id: string(id), rc: http.NewResponseController(w), ctx: r.Context()})
 			defer h.calls.Delete(token)
 			r.Header.Set(callHeader, token)
 		}
@@ -262,25 +272,137 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.without.ServeHTTP(w, r)
 		return
 	}
+	switch sid := r.Header.Get("Mcp-Session-Id"); {
+	case sid != "":
+		p := h.places.use(sid, tenant)
+		if p == nil {
+			break // not this tenant's session: the SDK refuses it
+		}
+		defer h.places.done(p)
+		if r.Method == http.MethodDelete {
+			sw := &statusWriter{ResponseWriter: w}
+			h.withSess.ServeHTTP(sw, r)
+			if sw.status == http.StatusNoContent {
+				h.places.drop(p)
+			}
+			return
+		}
+	case r.Method == http.MethodPost:
+		// Any POST without a session makes one in the SDK, kept when it
+		// initializes: its place is taken first.
+		p, why := h.places.open(tenant)
+		if p == nil {
+			h.refuseSession(w, why)
+			return
+		}
+		defer h.places.done(p)
+		token := rand.Text()
+		h.opening.Store(token, p)
+		defer h.opening.Delete(token)
+		r.Header.Set(placeHeader, token)
+	}
 	h.withSess.ServeHTTP(w, r)
 }
 
-// singleRequest is the body's JSON-RPC request when it holds exactly one
-// (every protocol version since 2025-06-18 sends no batches); nil else.
-// The body is read again by the SDK.
-func singleRequest(r *http.Request) *jsonrpc.Request {
+func (h *Handler) refuseSession(w http.ResponseWriter, why string) {
+	idle := h.cfg.Limits.SessionIdle.String()
+	if why == fullTenant {
+		h.m.Refused("tenant_sessions_full")
+		api.WriteProblem(w, http.StatusTooManyRequests, problem.Problem{Type: problem.TypeOverloaded, Title: "Too many MCP sessions of this tenant",
+			Detail:    "this tenant holds as many MCP sessions as it may, none of them idle; end sessions with DELETE, or wait: idle ones close after " + idle,
+			Retryable: true, RetryAfterSeconds: 60})
+		return
+	}
+	h.m.Refused("sessions_full")
+	api.WriteProblem(w, http.StatusServiceUnavailable, problem.Problem{Type: problem.TypeOverloaded, Title: "Too many MCP sessions",
+		Detail: "slotd holds as many MCP sessions as it may; idle ones close after " + idle, Retryable: true, RetryAfterSeconds: 60})
+}
+
+// bindSession gives the place a request took to the session its
+// initialize made.
+func (h *Handler) bindSession(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "initialize" || err != nil || req.GetExtra() == nil {
+			return res, err
+		}
+		ss, _ := req.GetSession().(*sdk.ServerSession)
+		if v, ok := h.opening.LoadAndDelete(req.GetExtra().Header.Get(placeHeader)); ok && ss != nil {
+			h.places.made(v.(*place), ss)
+		}
+		return res, err
+	}
+}
+
+// requests are the body's JSON-RPC requests, and whether it is a batch.
+// The body is read again by the SDK; one it cannot read is its to refuse.
+func requests(r *http.Request) ([]*jsonrpc.Request, bool) {
 	body, err := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err != nil {
-		return nil
+		return nil, false
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
-	if err != nil {
-		return nil
+	body = bytes.TrimLeft(body, " \t\r\n")
+	var raws []json.RawMessage
+	batch := len(body) > 0 && body[0] == '['
+	if !batch {
+		raws = []json.RawMessage{body}
+	} else if json.Unmarshal(body, &raws) != nil {
+		return nil, true
 	}
-	req, _ := msg.(*jsonrpc.Request)
-	return req
+	var out []*jsonrpc.Request
+	for _, raw := range raws {
+		if msg, err := jsonrpc.DecodeMessage(raw); err == nil {
+			if req, ok := msg.(*jsonrpc.Request); ok {
+				out = append(out, req)
+			}
+		}
+	}
+	return out, batch
 }
+
+// batchRefused says why a JSON-RPC batch is not served, "" when it is:
+// protocol versions since 2025-06-18 removed batches, and a batch opens at
+// most one session, so it holds at most one initialize.
+func batchRefused(r *http.Request, msgs []*jsonrpc.Request) string {
+	const removedIn = "2025-06-18"
+	if v := r.Header.Get("Mcp-Protocol-Version"); v >= removedIn {
+		return "protocol version " + removedIn + " and later have no JSON-RPC batches; send one message per request"
+	}
+	inits := 0
+	for _, m := range msgs {
+		if m.Method != "initialize" {
+			continue
+		}
+		inits++
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		if p.ProtocolVersion >= removedIn {
+			return "protocol version " + removedIn + " and later have no JSON-RPC batches; send one message per request"
+		}
+	}
+	if inits > 1 {
+		return "a batch may hold one initialize: each opens a session"
+	}
+	return ""
+}
+
+// statusWriter records the status a handler answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // call is the HTTP side of a tool call: its JSON-RPC id, "" when unknown
 // (a batch, or a transport other than HTTP).
@@ -294,8 +416,8 @@ func (h *Handler) call(header http.Header) *httpCall {
 // awaitUser lets the response of a call take until a form's answer and a
 // turn after it: the HTTP server's write timeout is sized for a turn, not
 // for a person.
-func (c *httpCall) awaitUser() {
+func (c *httpCall) awaitUser(wait time.Duration) {
 	if c.rc != nil {
-		_ = c.rc.SetWriteDeadline(time.Now().Add(ElicitTimeout + writeSlack))
+		_ = c.rc.SetWriteDeadline(time.Now().Add(wait + writeSlack))
 	}
 }

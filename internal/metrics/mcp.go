@@ -20,6 +20,9 @@ type MCP struct {
 	seconds   *prometheus.HistogramVec
 	elicits   *prometheus.CounterVec
 	refused   *prometheus.CounterVec
+	evicted   prometheus.Counter
+	forms     prometheus.Gauge
+	formsOff  *prometheus.CounterVec
 	sessionFn atomic.Pointer[func() int]
 }
 
@@ -40,7 +43,19 @@ func newMCP(m *Metrics) *MCP {
 	}, []string{"tool", "kind", "result"})
 	x.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "slotd_mcp_refused_requests_total",
-		Help: "Requests to /mcp refused before the MCP server read them, by reason (admin_key, sessions_full, method).",
+		Help: "Requests to /mcp refused before the MCP server read them, by reason (admin_key, sessions_full: the global session cap, tenant_sessions_full: the tenant's session cap with none of its sessions idle, batch: a JSON-RPC batch the protocol version removed or with more than one initialize, method).",
+	}, []string{"reason"})
+	x.evicted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "slotd_mcp_sessions_evicted_total",
+		Help: "MCP sessions closed to make room for a new session of the same tenant at its cap (its least recently used idle one).",
+	})
+	x.forms = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "slotd_mcp_forms_waiting",
+		Help: "MCP tool calls waiting on a form the user has not answered yet.",
+	})
+	x.formsOff = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotd_mcp_forms_refused_total",
+		Help: "Forms not shown because as many already wait, by reason (tenant: the tenant's cap, session: the session's); the call hands its question to the model instead.",
 	}, []string{"reason"})
 	sessions := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "slotd_mcp_sessions",
@@ -51,9 +66,12 @@ func newMCP(m *Metrics) *MCP {
 		}
 		return 0
 	})
-	m.reg.MustRegister(x.calls, x.seconds, x.elicits, x.refused, sessions)
-	for _, r := range []string{"admin_key", "sessions_full", "method"} {
+	m.reg.MustRegister(x.calls, x.seconds, x.elicits, x.refused, x.evicted, x.forms, x.formsOff, sessions)
+	for _, r := range []string{"admin_key", "sessions_full", "tenant_sessions_full", "batch", "method"} {
 		x.refused.WithLabelValues(r)
+	}
+	for _, r := range []string{"tenant", "session"} {
+		x.formsOff.WithLabelValues(r)
 	}
 	return x
 }
@@ -84,6 +102,15 @@ func (x *MCP) Elicitation(tool, kind, result string) {
 
 // Refused counts a request refused before the MCP server read it.
 func (x *MCP) Refused(reason string) { x.refused.WithLabelValues(reason).Inc() }
+
+// SessionEvicted counts a session closed for a new one of its tenant.
+func (x *MCP) SessionEvicted() { x.evicted.Inc() }
+
+// FormWaiting adds delta to the tool calls waiting on a form.
+func (x *MCP) FormWaiting(delta int) { x.forms.Add(float64(delta)) }
+
+// FormRefused counts a form not shown: reason is tenant or session.
+func (x *MCP) FormRefused(reason string) { x.formsOff.WithLabelValues(reason).Inc() }
 
 // CountSessions sets how the sessions gauge learns its value.
 func (x *MCP) CountSessions(fn func() int) { x.sessionFn.Store(&fn) }

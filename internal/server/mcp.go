@@ -22,7 +22,7 @@ func (s *Server) mountMCP(keys *auth.Keys) error {
 	}
 	h, err := mcp.New(mcp.Config{
 		Slots: slotdv1.NewSlotServiceClient(s.gw.conn), Contracts: s.engine.Contracts(),
-		Keys: keys, Metrics: s.obs.m, Log: s.log, Version: version,
+		Keys: keys, Metrics: s.obs.m, Log: s.log, Version: version, Limits: s.cfg.MCP,
 	})
 	if err != nil {
 		return err

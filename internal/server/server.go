@@ -27,6 +27,7 @@ import (
 	"github.com/slotd/slotd/auth"
 	"github.com/slotd/slotd/contract"
 	"github.com/slotd/slotd/internal/certs"
+	"github.com/slotd/slotd/internal/mcp"
 	"github.com/slotd/slotd/migrations"
 	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
@@ -44,6 +45,9 @@ type Config struct {
 	// DisableMCP turns off the MCP endpoint (/mcp on HTTPListen; mcp.go),
 	// which is on by default.
 	DisableMCP bool
+	// MCP bounds the MCP endpoint's sessions and waiting forms; zero
+	// fields take mcp's defaults.
+	MCP mcp.Limits
 	// Contracts is the folder of contract files.
 	Contracts string
 	// Store is "postgres" (default) or "memory" (a demo; nothing is kept).
