@@ -20,7 +20,7 @@ import (
 	"github.com/slotd/slotd/problem"
 )
 
-// seedNow is the seed's clock: the day after 2026-08-22.
+// seedNow is the dispute example's clock: the day after 2026-08-22.
 var seedNow = time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
 
 // recorder is an Observer that keeps what it is told.

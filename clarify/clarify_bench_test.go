@@ -21,7 +21,7 @@ func benchContract(b *testing.B, name string) *contract.Contract {
 	return c
 }
 
-// BenchmarkDecide is the decision of a turn on the seed's dispute, one case
+// BenchmarkDecide is the decision of a turn on the dispute example, one case
 // per action a turn of it answers; the contract's check is made once,
 // outside the loop, as the engine makes it before Decide.
 func BenchmarkDecide(b *testing.B) {

@@ -179,7 +179,7 @@ func TestMCPToolsList(t *testing.T) {
 func TestMCPSeedDisputeToReady(t *testing.T) {
 	t.Parallel()
 	inst := newMCPServer(t)
-	run := runMCPClient(t, inst.srv.HTTPAddr(), bankKey, "seed")
+	run := runMCPClient(t, inst.srv.HTTPAddr(), bankKey, "dispute")
 
 	dirty := run.step(t, "dirty")
 	wantMCPAction(t, dirty, "ASK")

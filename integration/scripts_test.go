@@ -12,7 +12,7 @@ import (
 
 // The scenarios slotd must always pass; each is a script in scripts/.
 var requiredScripts = []string{
-	"seed dispute dialogue",
+	"dispute example dialogue",
 	"null and empty values never erase",
 	"reversible overwrite is reported",
 	"irreversible change is re-confirmed",

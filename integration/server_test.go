@@ -72,7 +72,7 @@ type instance struct {
 // memory store when databaseURL is "") and waits until health says SERVING.
 func startServer(t *testing.T, databaseURL, contracts string, opts ...func(*server.Config)) *instance {
 	t.Helper()
-	// The tests replay conversations at the seed's dates: the server
+	// The tests replay conversations at the dispute example's dates: the server
 	// trusts their clocks.
 	cfg := server.Config{Listen: "127.0.0.1:0", Contracts: contracts, Store: "postgres", DatabaseURL: databaseURL,
 		HealthInterval: 100 * time.Millisecond, TrustClientClock: true}

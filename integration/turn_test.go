@@ -20,7 +20,7 @@ import (
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 )
 
-// seedNow is the seed's clock: the day after 2026-08-22, Moscow time.
+// seedNow is the dispute example's clock: the day after 2026-08-22, Moscow time.
 var seedNow = time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
 
 type convo struct {

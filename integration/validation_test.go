@@ -234,7 +234,7 @@ func refusedCalls(t *testing.T, inst *instance, listener, reason string) float64
 	return 0
 }
 
-// playToReady plays the seed dispute with approval to READY.
+// playToReady plays the dispute example with approval to READY.
 func playToReady(t *testing.T, inst *instance, conv string) *slotdv1.TurnResponse {
 	t.Helper()
 	var resp *slotdv1.TurnResponse

@@ -279,7 +279,7 @@ func (e *Engine) outcome(c *contract.Contract, s *Session, req CompleteRequest, 
 }
 
 // errorOutput is the output object of a failure: status error with the
-// problem, the shape the seed's output contract gives it.
+// problem, the shape the dispute example's output contract gives it.
 func errorOutput(p *problem.Problem) map[string]any {
 	e := map[string]any{
 		"type": p.Type, "title": p.Title, "status": p.Status, "detail": p.Detail,

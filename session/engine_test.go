@@ -48,7 +48,7 @@ func turn(t *testing.T, e *session.Engine, id string, args map[string]any, confi
 	return res
 }
 
-// ready plays the seed dispute to READY.
+// ready plays the dispute example to READY.
 func ready(t *testing.T, e *session.Engine) *session.Result {
 	t.Helper()
 	turn(t, e, "1", map[string]any{"card_last4": "•• 4417", "operation_date": "вчера", "amount": "1 200,50 ₽", "reason": "fraud"})

@@ -21,7 +21,7 @@ const (
 	flights = "travel.search_flights"
 )
 
-// seedNow is the seed's clock: the day after the disputed payment.
+// seedNow is the dispute example's clock: the day after the disputed payment.
 var seedNow = time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
 
 // testCatalog is the shipped contracts and two small tools that share slot
@@ -234,7 +234,7 @@ func js(v any) string {
 	return string(b)
 }
 
-// The seed's dispute, as a model sends it: dirty arguments, a conditional
+// The dispute example, as a model sends it: dirty arguments, a conditional
 // slot asked by meaning, approval, READY with a stable key.
 func TestPlanTheSeedDispute(t *testing.T) {
 	t.Parallel()

@@ -12,7 +12,7 @@ import (
 	"github.com/slotd/slotd/session/sessiontest"
 )
 
-// benchDialogue is the seed's card dispute as a model sends it: four
+// benchDialogue is the dispute example as a model sends it: four
 // turns, the last (without arguments) an approval.
 var benchDialogue = []struct {
 	args map[string]any

@@ -58,7 +58,7 @@ func (d *Dialogue) tool(i int) string {
 }
 
 // Mix is the realistic mix of dialogues of the shipped contracts: the
-// seed's card dispute, one with re-confirmed (and one declined) changes of
+// dispute example, one with re-confirmed (and one declined) changes of
 // irreversible values, one whose model sends values that are refused
 // first, a flight search that changes its date after READY, and a dispute
 // interrupted by a balance check (which takes the dispute's card) and

@@ -32,7 +32,7 @@ import (
 	"github.com/slotd/slotd/problem"
 )
 
-// seedNow is the seed's clock: the day after 2026-08-22.
+// seedNow is the dispute example's clock: the day after 2026-08-22.
 var seedNow = time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
 
 // testContracts is the shipped contracts plus test.refund, whose
@@ -226,7 +226,7 @@ func TestMetricsAfterScriptedDialogues(t *testing.T) {
 
 	const dispute, flights, refund = "bank.open_dispute", "travel.search_flights", "test.refund"
 
-	// The seed's dispute with a model that needs a re-ask and sends a value
+	// The dispute example with a model that needs a re-ask and sends a value
 	// that is refused before READY; then a retry of the approval.
 	d := inst.convo(t, "m-dispute", dispute)
 	d.send(`{"card_last4": "•• 4417", "operation_date": "вчера", "amount": "1 200,50 ₽"}`, slotdv1.Action_ACTION_ASK)

@@ -30,7 +30,7 @@ import (
 	"github.com/slotd/slotd/session"
 )
 
-// Now is the suite's clock: the seed's "today", 2026-08-23 10:00 UTC
+// Now is the suite's clock: the dispute example's "today", 2026-08-23 10:00 UTC
 // (13:00 in Moscow, so "вчера" is 2026-08-22).
 var Now = time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
 

@@ -4,7 +4,7 @@
 // integration/mcp_test.go runs them against a real slotd and checks what
 // they print.
 //
-//   SLOTD_MCP_URL=http://127.0.0.1:8080/mcp SLOTD_API_KEY=... node client.mjs seed
+//   SLOTD_MCP_URL=http://127.0.0.1:8080/mcp SLOTD_API_KEY=... node client.mjs dispute
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -12,8 +12,8 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 const url = new URL(process.env.SLOTD_MCP_URL ?? "http://127.0.0.1:8080/mcp");
 const key = process.env.SLOTD_API_KEY ?? "";
 const tool = "bank_open_dispute";
-// What a model sends for the seed's card dispute: dirty, as models send it.
-const seed = { card_last4: "•• 4417", operation_date: "вчера", amount: "1 200,50 ₽" };
+// What a model sends for the dispute example: dirty, as models send it.
+const dirtyDispute = { card_last4: "•• 4417", operation_date: "вчера", amount: "1 200,50 ₽" };
 const operation = { original_operation_id: "op-20260822-0117" };
 const backendResult = { status: "accepted", case_id: "DSP-7781", review_deadline: "2026-09-21", internal_score: 0.93 };
 
@@ -73,10 +73,10 @@ const scenarios = {
     await client.close();
   },
 
-  // The seed dispute to READY, then the backend's result recorded.
-  async seed() {
+  // The dispute example to READY, then the backend's result recorded.
+  async dispute() {
     const { client } = await connect({ key });
-    await call(client, "dirty", tool, seed);
+    await call(client, "dirty", tool, dirtyDispute);
     await call(client, "reason", tool, { reason: "Duplicate" });
     await call(client, "operation", tool, operation);
     const ready = await call(client, "approve", tool, { slotd_confirm: true });
@@ -87,7 +87,7 @@ const scenarios = {
   // A reason slotd cannot map to its enum: asked again, with what fits.
   async refused() {
     const { client } = await connect({ key });
-    await call(client, "refused", tool, { ...seed, reason: "chargeback" });
+    await call(client, "refused", tool, { ...dirtyDispute, reason: "chargeback" });
     await client.close();
   },
 
@@ -95,7 +95,7 @@ const scenarios = {
   async two() {
     const a = await connect({ key });
     const b = await connect({ key });
-    await call(a.client, "a1", tool, seed);
+    await call(a.client, "a1", tool, dirtyDispute);
     await call(b.client, "b1", tool, { reason: "fraud" });
     await call(a.client, "a2", tool, { reason: "Duplicate" });
     await a.client.close();
@@ -124,14 +124,14 @@ const scenarios = {
         return { action: "decline" };
       },
     });
-    await call(client, "dirty", tool, seed);
+    await call(client, "dirty", tool, dirtyDispute);
     const ready = await call(client, "operation", tool, operation);
     await call(client, "complete", "slotd_complete", { idempotency_key: ready.idempotency_key, result: backendResult });
     await client.close();
   },
 };
 
-const name = process.argv[2] ?? "seed";
+const name = process.argv[2] ?? "dispute";
 const scenario = scenarios[/** @type {keyof typeof scenarios} */ (name)];
 if (!scenario) {
   out({ error: `no scenario ${name}; one of ${Object.keys(scenarios).join(", ")}` });
