@@ -40,6 +40,7 @@ func TestParallelToolCallsAcrossReplicas(t *testing.T) {
 	const rounds = 8
 	conv := "parallel-" + fmt.Sprint(time.Now().UnixNano())
 	answers := map[string]*slotdv1.TurnResponse{}
+	sent := map[string]*slotdv1.TurnRequest{}
 	var mu sync.Mutex
 	applied := map[string]int{} // tool → turns that reached it
 	for round := 0; round < rounds; round++ {
@@ -49,6 +50,7 @@ func TestParallelToolCallsAcrossReplicas(t *testing.T) {
 			call := calls[i]
 			id := fmt.Sprintf("call_%d_%s", round, call.tool)
 			req := &slotdv1.TurnRequest{ConversationId: conv, Tool: call.tool, TurnId: id, Arguments: structOf(t, call.args(round)), Now: nowPB()}
+			sent[id] = req
 			// Each call is sent twice at once to different replicas (a
 			// retry racing the first delivery), then once more later.
 			for d := 0; d < 2; d++ {
@@ -79,9 +81,11 @@ func TestParallelToolCallsAcrossReplicas(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	// Late retries get the stored answers.
+	// Late retries (the same request, a later clock) get the stored answers.
 	for id, want := range answers {
-		resp, err := replicas[1].client.Turn(context.Background(), &slotdv1.TurnRequest{ConversationId: conv, Tool: want.Session.Tool, TurnId: id})
+		again := proto.Clone(sent[id]).(*slotdv1.TurnRequest)
+		again.Now = nowPB()
+		resp, err := replicas[1].client.Turn(context.Background(), again)
 		if err != nil || !proto.Equal(resp, want) {
 			t.Errorf("late retry of %s: %v, want the stored answer", id, err)
 		}
