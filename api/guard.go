@@ -41,6 +41,9 @@ type Limits struct {
 	// 4 per core when 0: as many as the Postgres pool's connections, so
 	// that a turn's waits on Postgres overlap.
 	MaxRunning int
+	// TenantMaxRunning is each tenant's part of MaxRunning. MaxRunning when
+	// 0 (slotd serve divides MaxRunning among its tenants).
+	TenantMaxRunning int
 	// DefaultDeadline applies to calls that bring none, so nothing hangs:
 	// a stream that never sends its request ends when it passes.
 	DefaultDeadline time.Duration
@@ -137,6 +140,9 @@ func NewGuard(limits Limits, log *slog.Logger) *Guard {
 	}
 	if limits.MaxRunning <= 0 {
 		limits.MaxRunning = 4 * runtime.GOMAXPROCS(0)
+	}
+	if limits.TenantMaxRunning <= 0 {
+		limits.TenantMaxRunning = limits.MaxRunning
 	}
 	if limits.DefaultDeadline <= 0 {
 		limits.DefaultDeadline = DefaultLimits.DefaultDeadline
@@ -348,7 +354,7 @@ func (g *Guard) Limit() grpc.UnaryServerInterceptor {
 				}
 				return refuse(problem.Cancelled())
 			}
-			defer g.shares.done()
+			defer g.shares.done(tenant)
 		}
 		return handler(ctx, req)
 	}

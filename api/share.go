@@ -9,14 +9,16 @@ import (
 // shares is the admission of SlotService calls between tenants. A tenant
 // holds at most its share of the calls in flight: past it, its calls are
 // shed while the other tenants' are still admitted. And of the calls
-// admitted, at most MaxRunning run at once; the others wait, and a place
-// that frees goes to the tenants in turn, not to whoever queued most: a
-// tenant's flood waits behind its own calls, so another tenant's turn
-// waits for one place at most, not for the flood to drain.
+// admitted, at most MaxRunning run at once, TenantMaxRunning of a tenant; the
+// others wait, and a place that frees goes to the tenants in turn, not to
+// whoever queued most: a tenant's flood waits behind its own calls, so
+// another tenant's turn waits for one place at most, not for the flood to
+// drain.
 type shares struct {
 	// of is a tenant's share: TenantLimits, else TenantMaxInFlight.
 	of   func(tenant string) int
 	runs int // MaxRunning
+	part int // TenantMaxRunning
 
 	mu      sync.Mutex
 	tenants map[string]*tenantCalls // those with calls in flight
@@ -29,7 +31,8 @@ type shares struct {
 // tenantCalls are one tenant's calls in flight.
 type tenantCalls struct {
 	name     string
-	inFlight int
+	inFlight int // waiting or running
+	running  int
 	waiting  []*waiter
 }
 
@@ -41,7 +44,7 @@ type waiter struct {
 }
 
 func newShares(limits Limits) *shares {
-	return &shares{runs: limits.MaxRunning, tenants: map[string]*tenantCalls{}, of: func(tenant string) int {
+	return &shares{runs: limits.MaxRunning, part: limits.TenantMaxRunning, tenants: map[string]*tenantCalls{}, of: func(tenant string) int {
 		if n, ok := limits.TenantLimits[tenant]; ok {
 			return n
 		}
@@ -86,16 +89,12 @@ func (s *shares) put(t *tenantCalls) {
 // ctx's error when ctx ends first. The caller gives the place back with
 // done.
 func (s *shares) run(ctx context.Context, t *tenantCalls) error {
-	s.mu.Lock()
-	if s.running < s.runs && len(s.turn) == 0 {
-		s.running++
-		s.mu.Unlock()
-		return nil
-	}
 	w := &waiter{ready: make(chan struct{})}
+	s.mu.Lock()
 	if t.waiting = append(t.waiting, w); len(t.waiting) == 1 {
 		s.turn = append(s.turn, t)
 	}
+	s.grant()
 	s.mu.Unlock()
 	select {
 	case <-w.ready:
@@ -105,7 +104,7 @@ func (s *shares) run(ctx context.Context, t *tenantCalls) error {
 	s.mu.Lock()
 	if w.granted { // given a place as ctx ended: it goes to the next
 		s.mu.Unlock()
-		s.done()
+		s.done(t)
 		return ctx.Err()
 	}
 	t.waiting = slices.DeleteFunc(t.waiting, func(o *waiter) bool { return o == w })
@@ -116,21 +115,36 @@ func (s *shares) run(ctx context.Context, t *tenantCalls) error {
 	return ctx.Err()
 }
 
-// done gives back a place to run: to the first waiting call of the tenant
-// whose turn it is, who then goes to the end of the line if it has more.
-func (s *shares) done() {
+// done gives back the place a call of t ran in.
+func (s *shares) done(t *tenantCalls) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.turn) == 0 {
-		s.running--
-		return
+	t.running--
+	s.running--
+	s.grant()
+}
+
+// grant gives the free places to waiting calls, one to each tenant in
+// turn (a tenant served goes to the end of the line), and to a tenant only
+// while it runs fewer than its part of the places (TenantMaxRunning), so
+// that a flood's calls never hold every place, and the CPU with them,
+// when another tenant's turn comes: its calls come one by one, and would
+// find every place taken each time.
+func (s *shares) grant() {
+	for i := 0; s.running < s.runs && i < len(s.turn); {
+		t := s.turn[i]
+		if t.running >= s.part {
+			i++
+			continue
+		}
+		s.turn = slices.Delete(s.turn, i, i+1)
+		w := t.waiting[0]
+		if t.waiting = slices.Delete(t.waiting, 0, 1); len(t.waiting) > 0 {
+			s.turn = append(s.turn, t)
+		}
+		t.running++
+		s.running++
+		w.granted = true
+		close(w.ready)
 	}
-	t := s.turn[0]
-	s.turn = slices.Delete(s.turn, 0, 1)
-	w := t.waiting[0]
-	if t.waiting = slices.Delete(t.waiting, 0, 1); len(t.waiting) > 0 {
-		s.turn = append(s.turn, t)
-	}
-	w.granted = true
-	close(w.ready)
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,9 +11,10 @@ import (
 	"github.com/slotd/slotd/auth"
 )
 
-// tenantLimits fills the tenants' shares of the in-flight turns: each
-// tenant's share is TenantMaxInFlight, by default MaxInFlight divided
-// evenly among the tenants the keys name (so every tenant keeps its
+// tenantLimits fills the tenants' shares of the in-flight turns, and of
+// those that run at once (MaxRunning, divided evenly among the tenants the
+// keys name): each tenant's share is TenantMaxInFlight, by default
+// MaxInFlight divided evenly among the tenants (so every tenant keeps its
 // places whatever the others send), and SLOTD_TENANT_LIMITS
 // ("tenant:n,tenant:n") overrides it for the tenants it names. A tenant
 // it names must have a key: a misspelt name would otherwise leave the
@@ -25,6 +27,10 @@ func tenantLimits(limits api.Limits, overrides string, keys *auth.Keys) (api.Lim
 	if limits.TenantMaxInFlight <= 0 {
 		limits.TenantMaxInFlight = max(1, limits.MaxInFlight/max(1, len(tenants)))
 	}
+	if limits.MaxRunning <= 0 {
+		limits.MaxRunning = 4 * runtime.GOMAXPROCS(0)
+	}
+	limits.TenantMaxRunning = max(1, limits.MaxRunning/max(1, len(tenants)))
 	items := split(overrides)
 	if len(items) == 0 {
 		return limits, nil
