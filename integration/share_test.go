@@ -2,13 +2,18 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -148,4 +153,111 @@ func TestOneTenantsFloodLeavesTheOtherItsTurns(t *testing.T) {
 	if got := p.metrics(t, shareRefused)[shareRefused]; got != float64(shed.Load()) {
 		t.Errorf("%s = %v, want bank's %d refused turns", shareRefused, got, shed.Load())
 	}
+}
+
+// TestTenantShareHoldsOverHTTPAndMCP: turns over the HTTP gateway and MCP
+// run through the same admission as gRPC's. Bank, with a share of 2, sends
+// bursts of 40 turns at once over each; some are refused (429, and an
+// overloaded problem as the tool's result) and counted, while shop's turns
+// sent beside them are all answered.
+func TestTenantShareHoldsOverHTTPAndMCP(t *testing.T) {
+	t.Parallel()
+	p := startProcess(t, "--api-keys", "bank:"+bankKey+",shop:"+shopKey, "--tenant-limits", "bank:2")
+	httpTurn := func(key, conv string) int {
+		body := fmt.Sprintf(`{"conversation_id": %q, "tool": "bank.open_dispute", "turn_id": "t1", "locale": "ru",
+			"now": "2026-08-23T10:00:00Z", "arguments": {"card_last4": "•• 4417", "amount": "1 200,50 ₽"}}`, conv)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.httpAddr+"/v1/turn", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}
+	session := func(key string) *sdk.ClientSession {
+		c := sdk.NewClient(&sdk.Implementation{Name: "share-test", Version: "1"}, nil)
+		tr := &sdk.StreamableClientTransport{Endpoint: "http://" + p.httpAddr + "/mcp",
+			HTTPClient: &http.Client{Transport: bearerTransport{key}}}
+		cs, err := c.Connect(context.Background(), tr, nil)
+		if err != nil {
+			t.Fatalf("MCP connect: %v", err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	// mcpTurn is "ok", "overloaded" or what else the call answered.
+	mcpTurn := func(cs *sdk.ClientSession) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "bank_open_dispute",
+			Arguments: map[string]any{"card_last4": "•• 4417", "amount": "1 200,50 ₽"}})
+		switch {
+		case err != nil:
+			return err.Error()
+		case !res.IsError:
+			return "ok"
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		if strings.Contains(string(b), "overloaded") {
+			return "overloaded"
+		}
+		return string(b)
+	}
+	bankMCP, shopMCP := session(bankKey), session(shopKey)
+
+	var mu sync.Mutex
+	counts := map[string]int{}
+	count := func(what string) {
+		mu.Lock()
+		defer mu.Unlock()
+		counts[what]++
+	}
+	for burst := 0; burst < 5 && (counts["bank http 429"] == 0 || counts["bank mcp overloaded"] == 0); burst++ {
+		var wg sync.WaitGroup
+		for i := range 40 {
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				count(fmt.Sprint("bank http ", httpTurn(bankKey, fmt.Sprintf("b%d-%d", burst, i))))
+			}()
+			go func() { defer wg.Done(); count("bank mcp " + mcpTurn(bankMCP)) }()
+			if i%10 == 0 {
+				wg.Add(2)
+				go func() {
+					defer wg.Done()
+					count(fmt.Sprint("shop http ", httpTurn(shopKey, fmt.Sprintf("s%d-%d", burst, i))))
+				}()
+				go func() { defer wg.Done(); count("shop mcp " + mcpTurn(shopMCP)) }()
+			}
+		}
+		wg.Wait()
+	}
+	t.Logf("answers: %v", counts)
+	for what, n := range counts {
+		if strings.HasPrefix(what, "shop") && what != "shop http 200" && what != "shop mcp ok" {
+			t.Errorf("shop's turns answered %q %d times while bank was at its share, want all answered", what, n)
+		}
+		if strings.HasPrefix(what, "bank") && !slices.Contains([]string{"bank http 200", "bank http 429", "bank mcp ok", "bank mcp overloaded"}, what) {
+			t.Errorf("bank's turns answered %q %d times", what, n)
+		}
+	}
+	if counts["bank http 429"] == 0 || counts["bank mcp overloaded"] == 0 {
+		t.Errorf("bank's bursts over its share of 2 were not refused over HTTP and MCP: %v", counts)
+	}
+	if got, want := p.metrics(t, shareRefused)[shareRefused], float64(counts["bank http 429"]+counts["bank mcp overloaded"]); got != want {
+		t.Errorf("%s = %v, want bank's %v refused turns", shareRefused, got, want)
+	}
+}
+
+// bearerTransport sends a key with every request.
+type bearerTransport struct{ key string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return http.DefaultTransport.RoundTrip(r)
 }
