@@ -311,8 +311,8 @@ func (g *Guard) RecoverStream() grpc.StreamServerInterceptor {
 
 // Limit refuses the requests the codec marked (undecodable, or over
 // MaxRequestBytes: the server decodes with Guard.Codec), applies the
-// default deadline, and sheds SlotService load: a tenant's calls past its
-// share first, then any past MaxInFlight.
+// default deadline, and sheds SlotService load: calls past MaxInFlight,
+// and a tenant's calls past its share while the others' are admitted.
 func (g *Guard) Limit() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		start := time.Now()
@@ -335,12 +335,6 @@ func (g *Guard) Limit() grpc.UnaryServerInterceptor {
 			defer cancel()
 		}
 		if strings.HasPrefix(info.FullMethod, slotServicePrefix) {
-			tenant, ok := g.shares.take(TenantFrom(ctx))
-			if !ok {
-				g.onShed(ShedTenantShare)
-				return refuse(problem.Overloaded(1))
-			}
-			defer g.shares.put(tenant)
 			select {
 			case g.inFlight <- struct{}{}:
 				defer func() { <-g.inFlight }()
@@ -348,6 +342,12 @@ func (g *Guard) Limit() grpc.UnaryServerInterceptor {
 				g.onShed(ShedOverloaded)
 				return refuse(problem.Overloaded(1))
 			}
+			tenant, ok := g.shares.take(TenantFrom(ctx))
+			if !ok {
+				g.onShed(ShedTenantShare)
+				return refuse(problem.Overloaded(1))
+			}
+			defer g.shares.put(tenant)
 			if err := g.shares.run(ctx, tenant); err != nil {
 				if errors.Is(err, context.DeadlineExceeded) {
 					return refuse(problem.DeadlinePassed())

@@ -17,6 +17,7 @@ import (
 type shares struct {
 	// of is a tenant's share: TenantLimits, else TenantMaxInFlight.
 	of   func(tenant string) int
+	max  int // MaxInFlight
 	runs int // MaxRunning
 	part int // TenantMaxRunning
 
@@ -44,7 +45,7 @@ type waiter struct {
 }
 
 func newShares(limits Limits) *shares {
-	return &shares{runs: limits.MaxRunning, part: limits.TenantMaxRunning, tenants: map[string]*tenantCalls{}, of: func(tenant string) int {
+	return &shares{max: limits.MaxInFlight, runs: limits.MaxRunning, part: limits.TenantMaxRunning, tenants: map[string]*tenantCalls{}, of: func(tenant string) int {
 		if n, ok := limits.TenantLimits[tenant]; ok {
 			return n
 		}
@@ -69,12 +70,14 @@ func (s *shares) take(tenant string) (*tenantCalls, bool) {
 	return t, true
 }
 
-// full reports whether tenant has its share of calls in flight.
+// full reports whether tenant has its share of calls in flight, when that
+// share is less than MaxInFlight (a lone tenant's is not: MaxInFlight is
+// what bounds it).
 func (s *shares) full(tenant string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.tenants[tenant]
-	return t != nil && t.inFlight >= s.of(tenant)
+	return t != nil && t.inFlight >= s.of(tenant) && s.of(tenant) < s.max
 }
 
 func (s *shares) put(t *tenantCalls) {

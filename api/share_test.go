@@ -31,7 +31,7 @@ func waiting(t *testing.T, w <-chan error, who string) {
 
 func TestATenantOverItsShareIsShedAndTheOthersAreNot(t *testing.T) {
 	t.Parallel()
-	s := newShares(Limits{TenantMaxInFlight: 2, TenantLimits: map[string]int{"bank": 3}, MaxRunning: 8, TenantMaxRunning: 8})
+	s := newShares(Limits{MaxInFlight: 10, TenantMaxInFlight: 2, TenantLimits: map[string]int{"bank": 3}, MaxRunning: 8, TenantMaxRunning: 8})
 	var held []*tenantCalls
 	for i := range 3 {
 		c, ok := s.take("bank")
@@ -54,6 +54,16 @@ func TestATenantOverItsShareIsShedAndTheOthersAreNot(t *testing.T) {
 	s.put(held[0])
 	if _, ok := s.take("bank"); !ok {
 		t.Fatal("bank's call shed after one of its calls ended")
+	}
+
+	// A lone tenant's share is all of MaxInFlight: what binds it is the
+	// whole server's bound, and the Tap leaves its calls to Limit to shed
+	// as overloaded.
+	lone := newShares(Limits{MaxInFlight: 2, TenantMaxInFlight: 2, MaxRunning: 8, TenantMaxRunning: 8})
+	lone.take("")
+	lone.take("")
+	if lone.full("") {
+		t.Error("a lone tenant at MaxInFlight is full at its share, want it left to the whole server's bound")
 	}
 }
 
