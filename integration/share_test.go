@@ -28,9 +28,9 @@ const shareRefused = `slotd_refused_calls_total{listener="grpc",reason="tenant_s
 
 // loadedP99 bounds the p99 of a tenant's turns under another's flood. The
 // aim is 250 ms; this is what holds on two cores that other work keeps
-// busy too (the calm p99 there ranged from 30 to 370 ms, and this one from
-// 385 to 390 ms), where without shares it was 1.4 s, with 52% of the turns
-// refused.
+// busy too: there the calm p99 ranged from 30 to 370 ms, the p99 under
+// the flood was 345–390 ms, and without shares 1.4 s, with 52% of the
+// turns refused.
 const loadedP99 = time.Second
 
 // floodRetry is how soon the flood retries a refused turn (ignoring the
