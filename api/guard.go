@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -28,6 +29,21 @@ type Limits struct {
 	// MaxInFlight bounds concurrent SlotService calls; more are shed with
 	// RESOURCE_EXHAUSTED and a retry_after instead of queueing.
 	MaxInFlight int
+	// TenantMaxInFlight is each tenant's share of MaxInFlight: a tenant's
+	// calls past it are shed as those past MaxInFlight are, so that one
+	// tenant's flood leaves the other tenants their places. MaxInFlight
+	// when 0 (slotd serve divides MaxInFlight among its tenants).
+	TenantMaxInFlight int
+	// TenantLimits overrides TenantMaxInFlight for the tenants it names.
+	TenantLimits map[string]int
+	// MaxRunning bounds the SlotService calls in flight that run at once;
+	// the others wait, and a place that frees goes to the tenants in turn.
+	// 4 per core when 0: as many as the Postgres pool's connections, so
+	// that a turn's waits on Postgres overlap.
+	MaxRunning int
+	// TenantMaxRunning is each tenant's part of MaxRunning. MaxRunning when
+	// 0 (slotd serve divides MaxRunning among its tenants).
+	TenantMaxRunning int
 	// DefaultDeadline applies to calls that bring none, so nothing hangs:
 	// a stream that never sends its request ends when it passes.
 	DefaultDeadline time.Duration
@@ -45,6 +61,18 @@ type Limits struct {
 // DefaultLimits are the limits of a server that sets none.
 var DefaultLimits = Limits{MaxRequestBytes: 1 << 20, MaxInFlight: 256, DefaultDeadline: 10 * time.Second,
 	MaxDeadline: 30 * time.Second, MaxStreams: 8192}
+
+// Reasons a call is shed by Limit, as OnShed tells them.
+const (
+	// ShedOverloaded: MaxInFlight calls were in flight.
+	ShedOverloaded = "overloaded"
+	// ShedTenantShare: the call's tenant had its share in flight.
+	ShedTenantShare = "tenant_share"
+)
+
+// slotServicePrefix begins the names of the SlotService's methods, the
+// calls that Limit sheds.
+const slotServicePrefix = "/slotd.v1.SlotService/"
 
 // streamDeadline bounds the long-lived streams anyone may open: health
 // watches and reflection. Their clients reconnect.
@@ -92,8 +120,10 @@ type Guard struct {
 	limits   Limits
 	log      *slog.Logger
 	inFlight chan struct{}
+	shares   *shares
 	streams  chan struct{}
 	onRefuse func(problem.Kind)
+	onShed   func(reason string)
 	turns    Observer
 }
 
@@ -105,6 +135,15 @@ func NewGuard(limits Limits, log *slog.Logger) *Guard {
 	if limits.MaxInFlight <= 0 {
 		limits.MaxInFlight = DefaultLimits.MaxInFlight
 	}
+	if limits.TenantMaxInFlight <= 0 {
+		limits.TenantMaxInFlight = limits.MaxInFlight
+	}
+	if limits.MaxRunning <= 0 {
+		limits.MaxRunning = 4 * runtime.GOMAXPROCS(0)
+	}
+	if limits.TenantMaxRunning <= 0 {
+		limits.TenantMaxRunning = limits.MaxRunning
+	}
 	if limits.DefaultDeadline <= 0 {
 		limits.DefaultDeadline = DefaultLimits.DefaultDeadline
 	}
@@ -114,8 +153,8 @@ func NewGuard(limits Limits, log *slog.Logger) *Guard {
 	if limits.MaxStreams <= 0 {
 		limits.MaxStreams = DefaultLimits.MaxStreams
 	}
-	return &Guard{limits: limits, log: log, inFlight: make(chan struct{}, limits.MaxInFlight),
-		streams: make(chan struct{}, limits.MaxStreams), turns: ignore{}}
+	return &Guard{limits: limits, log: log, inFlight: make(chan struct{}, limits.MaxInFlight), shares: newShares(limits),
+		streams: make(chan struct{}, limits.MaxStreams), turns: ignore{}, onShed: func(string) {}}
 }
 
 // Authorizer decides a call from its method and request headers alone.
@@ -138,6 +177,14 @@ func (g *Guard) Tap(authorize Authorizer) tap.ServerInHandle {
 			<-g.streams
 			g.refused(err)
 			return nil, Status(ctx, g.log, err)
+		}
+		// A tenant at its share is shed here already, which spares a
+		// flood's retries the decoding, the handler and the log line of
+		// each; Limit holds the share, this only saves the work.
+		if strings.HasPrefix(info.FullMethodName, slotServicePrefix) && g.shares.full(TenantFrom(ctx)) {
+			<-g.streams
+			g.onShed(ShedTenantShare)
+			return nil, Status(ctx, g.log, problem.Overloaded(1))
 		}
 		ctx, cancel := context.WithTimeout(ctx, g.deadline(ctx, info.FullMethodName))
 		slot := &streamSlot{g: g}
@@ -182,6 +229,15 @@ func (g *Guard) refused(err error) {
 	var pe *problem.Error
 	if g.onRefuse != nil && errors.As(err, &pe) {
 		g.onRefuse(pe.Kind)
+	}
+}
+
+// OnShed sets what is told of each SlotService call Limit sheds: its
+// reason, ShedOverloaded or ShedTenantShare. Set it before the server
+// serves.
+func (g *Guard) OnShed(f func(reason string)) {
+	if f != nil {
+		g.onShed = f
 	}
 }
 
@@ -255,7 +311,8 @@ func (g *Guard) RecoverStream() grpc.StreamServerInterceptor {
 
 // Limit refuses the requests the codec marked (undecodable, or over
 // MaxRequestBytes: the server decodes with Guard.Codec), applies the
-// default deadline, and sheds SlotService load past MaxInFlight.
+// default deadline, and sheds SlotService load: calls past MaxInFlight,
+// and a tenant's calls past its share while the others' are admitted.
 func (g *Guard) Limit() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		start := time.Now()
@@ -277,13 +334,27 @@ func (g *Guard) Limit() grpc.UnaryServerInterceptor {
 			ctx, cancel = context.WithTimeout(ctx, g.limits.DefaultDeadline)
 			defer cancel()
 		}
-		if strings.HasPrefix(info.FullMethod, "/slotd.v1.SlotService/") {
+		if strings.HasPrefix(info.FullMethod, slotServicePrefix) {
 			select {
 			case g.inFlight <- struct{}{}:
 				defer func() { <-g.inFlight }()
 			default:
+				g.onShed(ShedOverloaded)
 				return refuse(problem.Overloaded(1))
 			}
+			tenant, ok := g.shares.take(TenantFrom(ctx))
+			if !ok {
+				g.onShed(ShedTenantShare)
+				return refuse(problem.Overloaded(1))
+			}
+			defer g.shares.put(tenant)
+			if err := g.shares.run(ctx, tenant); err != nil {
+				if errors.Is(err, context.DeadlineExceeded) {
+					return refuse(problem.DeadlinePassed())
+				}
+				return refuse(problem.Cancelled())
+			}
+			defer g.shares.done(tenant)
 		}
 		return handler(ctx, req)
 	}

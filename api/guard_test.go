@@ -122,6 +122,8 @@ func TestPanicBecomesInternalAndTheServerGoesOn(t *testing.T) {
 func TestLoadIsShedNotQueued(t *testing.T) {
 	t.Parallel()
 	g := NewGuard(Limits{MaxInFlight: 2}, slog.New(slog.DiscardHandler))
+	var shed atomic.Value
+	g.OnShed(func(reason string) { shed.Store(reason) })
 	release := make(chan struct{})
 	entered := make(chan struct{}, 2)
 	conn := serveTest(t, g, func(context.Context) error {
@@ -149,6 +151,9 @@ func TestLoadIsShedNotQueued(t *testing.T) {
 	}
 	if p := problemIn(t, err); !p.Retryable || p.RetryAfterSeconds < 1 {
 		t.Errorf("shed problem = %v, want retryable with retry_after", p)
+	}
+	if got := shed.Load(); got != ShedOverloaded {
+		t.Errorf("the shed call was told as %v, want %s", got, ShedOverloaded)
 	}
 	close(release)
 	wg.Wait()

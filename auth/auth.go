@@ -9,6 +9,7 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc/metadata"
@@ -114,6 +115,21 @@ func (k *Keys) TenantKeys() int {
 		return 0
 	}
 	return k.tenants
+}
+
+// Tenants are the tenants the keys name, each once, in the order of
+// their first key.
+func (k *Keys) Tenants() []string {
+	var out []string
+	if k == nil {
+		return out
+	}
+	for _, kk := range k.keys {
+		if !kk.who.Admin && !slices.Contains(out, kk.who.Tenant) {
+			out = append(out, kk.who.Tenant)
+		}
+	}
+	return out
 }
 
 // Lookup finds the principal of a bearer key. Every configured key is

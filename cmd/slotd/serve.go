@@ -77,6 +77,9 @@ func serveFlags(fs *flags, cfg *server.Config) (finish func() error) {
 	fs.Int(&cfg.MaxOpenSessions, "max-open-sessions", "SLOTD_MAX_OPEN_SESSIONS", 8, "open sessions a conversation may hold, one per tool; past it the least recently used ends")
 	fs.Duration(&cfg.Retention, "retention", "SLOTD_RETENTION", 30*24*time.Hour, "how long ended sessions and their history are kept; 0 keeps them")
 	fs.Duration(&cfg.JanitorInterval, "janitor-interval", "SLOTD_JANITOR_INTERVAL", time.Minute, "how often expired sessions are ended and old ones purged; 0 turns it off")
+	fs.Int(&cfg.Limits.MaxInFlight, "max-inflight", "SLOTD_MAX_INFLIGHT", 256, "SlotService calls in flight at once; more are refused with RESOURCE_EXHAUSTED and a retry advice")
+	fs.Int(&cfg.Limits.TenantMaxInFlight, "tenant-max-inflight", "SLOTD_TENANT_MAX_INFLIGHT", 0, "one tenant's share of --max-inflight; its calls past it are refused while other tenants' are served; 0 divides --max-inflight evenly among the tenants of --api-keys")
+	fs.String(&cfg.TenantLimits, "tenant-limits", "SLOTD_TENANT_LIMITS", "", "tenants whose share is not --tenant-max-inflight, tenant:n,tenant:n")
 	fs.Duration(&cfg.ShutdownTimeout, "shutdown-timeout", "SLOTD_SHUTDOWN_TIMEOUT", 15*time.Second, "how long in-flight calls may take to finish on SIGTERM or Ctrl-C")
 	fs.String(&cfg.MetricsListen, "metrics-listen", "SLOTD_METRICS_LISTEN", "127.0.0.1:9464", "address of /metrics, /healthz and /readyz; empty serves none")
 	fs.Bool(&cfg.Pprof, "pprof", "SLOTD_PPROF", false, "serve net/http/pprof under /debug/pprof/ on the metrics listener")
@@ -102,7 +105,7 @@ func serveFlags(fs *flags, cfg *server.Config) (finish func() error) {
 		for _, d := range []struct {
 			name string
 			v    int
-		}{{"max-attempts", cfg.MaxAttempts}, {"max-open-sessions", cfg.MaxOpenSessions},
+		}{{"max-attempts", cfg.MaxAttempts}, {"max-open-sessions", cfg.MaxOpenSessions}, {"max-inflight", cfg.Limits.MaxInFlight},
 			{"mcp-max-sessions", cfg.MCP.MaxSessions}, {"mcp-max-tenant-sessions", cfg.MCP.MaxTenantSessions},
 			{"mcp-max-tenant-forms", cfg.MCP.MaxTenantForms}, {"mcp-max-session-forms", cfg.MCP.MaxSessionForms}} {
 			if d.v < 1 {
@@ -116,6 +119,9 @@ func serveFlags(fs *flags, cfg *server.Config) (finish func() error) {
 			if d.v <= 0 {
 				return usagef("--%s must be more than 0", d.name)
 			}
+		}
+		if cfg.Limits.TenantMaxInFlight < 0 {
+			return usagef("--tenant-max-inflight must be at least 0")
 		}
 		return nil
 	}

@@ -158,7 +158,7 @@ func New(tools []string) *Metrics {
 
 	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "slotd_refused_calls_total",
-		Help: "Calls refused at the edge before their request was read, by listener (grpc, http) and reason (unauthenticated, permission_denied, overloaded).",
+		Help: "Calls refused before any work was done, by listener (grpc, http) and reason (unauthenticated, permission_denied, overloaded; tenant_share: the tenant had its share of the in-flight turns). Turns over HTTP and MCP are shed under grpc, by the gateway's gRPC server.",
 	}, []string{"listener", "reason"})
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -179,6 +179,7 @@ func New(tools []string) *Metrics {
 			m.refused.WithLabelValues(l, r)
 		}
 	}
+	m.refused.WithLabelValues("grpc", "tenant_share")
 	// Series a rate is taken of exist from the start, at zero.
 	for t := range m.tools {
 		m.ready.WithLabelValues(t, "true")
@@ -189,8 +190,9 @@ func New(tools []string) *Metrics {
 	return m
 }
 
-// Refused counts a call refused at the edge: listener is grpc or http,
-// reason one of unauthenticated, permission_denied, overloaded.
+// Refused counts a call refused before any work was done: listener is grpc
+// or http, reason one of unauthenticated, permission_denied, overloaded,
+// tenant_share.
 func (m *Metrics) Refused(listener, reason string) { m.refused.WithLabelValues(listener, reason).Inc() }
 
 // Registry is the registry the collectors are on.

@@ -83,8 +83,13 @@ type Config struct {
 	Retention time.Duration
 	// JanitorInterval is how often the janitor runs; 0 turns it off.
 	JanitorInterval time.Duration
-	// Limits bound each call; zero fields take api.DefaultLimits.
+	// Limits bound each call; zero fields take api.DefaultLimits, but
+	// TenantMaxInFlight, which is MaxInFlight divided among the tenants of
+	// APIKeys.
 	Limits api.Limits
+	// TenantLimits is SLOTD_TENANT_LIMITS: "tenant:n,...", tenants whose
+	// share of the in-flight turns is not Limits.TenantMaxInFlight.
+	TenantLimits string
 	// MetricsListen is the address of /metrics, /healthz and /readyz
 	// (observe.go); "" serves none. slotd serve defaults it to
 	// 127.0.0.1:9464.
@@ -200,6 +205,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		log.Warn("ADMIN KEYS WITHOUT TENANT KEYS: every turn will be refused as unauthenticated, since only a tenant's key may take one; " +
 			"set SLOTD_API_KEYS=tenant:key,... (keys of at least 16 characters) beside SLOTD_ADMIN_KEYS")
 	}
+	if cfg.Limits, err = tenantLimits(cfg.Limits, cfg.TenantLimits, keys); err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, log: log, migrated: make(chan struct{})}
 	if err := s.checkEdge(keys); err != nil {
 		return nil, err
@@ -222,6 +230,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	s.guard = api.NewGuard(cfg.Limits, log)
 	s.guard.OnRefuse(func(k problem.Kind) { s.obs.m.Refused("grpc", refusal(k)) })
+	// Calls over HTTP and MCP are shed by the same guard, in the gateway's
+	// in-process gRPC server: they are counted under grpc too.
+	s.guard.OnShed(func(reason string) { s.obs.m.Refused("grpc", reason) })
 	s.guard.ObserveTurns(s.obs)
 	s.health = health.NewServer()
 	s.grpc = s.newGRPC(keys, s.certs != nil)
