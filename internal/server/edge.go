@@ -106,10 +106,18 @@ func listen(addr string) (net.Listener, error) {
 // listenTLS is listen, speaking TLS when src is not nil.
 func listenTLS(addr string, src *certs.Source, protos ...string) (net.Listener, error) {
 	lis, err := listen(addr)
-	if err != nil || src == nil {
-		return lis, err
+	if err != nil {
+		return nil, err
 	}
-	return tls.NewListener(lis, src.ServerConfig(protos...)), nil
+	return withTLS(lis, src, protos...), nil
+}
+
+// withTLS is lis speaking TLS when src is not nil.
+func withTLS(lis net.Listener, src *certs.Source, protos ...string) net.Listener {
+	if src == nil {
+		return lis
+	}
+	return tls.NewListener(lis, src.ServerConfig(protos...))
 }
 
 // checkEdge loads the TLS files and refuses a set-up that would expose
