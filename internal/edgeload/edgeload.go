@@ -50,6 +50,9 @@ func (t Target) dial(ctx context.Context, protos ...string) (net.Conn, error) {
 	}
 	cfg := t.TLS.Clone()
 	cfg.NextProtos = protos
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(t.Addr)
+	}
 	tc := tls.Client(c, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		c.Close()

@@ -6,6 +6,8 @@ import (
 	"net"
 	"sync"
 
+	"golang.org/x/time/rate"
+
 	"github.com/slotd/slotd/internal/metrics"
 )
 
@@ -103,6 +105,11 @@ type gatedConn struct {
 	g    *gate
 	src  string
 	once sync.Once
+
+	// resets are the streams the client cancelled (HTTP/2), made once one
+	// is.
+	resetsOnce sync.Once
+	resets     *rate.Limiter
 }
 
 func (c *gatedConn) release() { c.once.Do(func() { c.g.leave(c.src) }) }
@@ -127,6 +134,30 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 		return context.WithValue(ctx, connKey{}, gc)
 	}
 	return ctx
+}
+
+// The streams a client may cancel on one HTTP/2 connection: a burst, then
+// a steady rate. A stream cancelled at once still costs slotd its
+// handler's goroutine and request (an HTTP/2 rapid reset), and slotd cannot
+// see RST_STREAM frames, only requests whose context ended before their
+// handler did; a client past this is cut off.
+const (
+	maxResetBurst  = 100
+	maxResetPerSec = 10
+)
+
+// cancelled counts a request whose client cancelled it before its answer
+// and closes its connection when it is past the reset budget.
+func cancelled(ctx context.Context) {
+	gc, ok := ctx.Value(connKey{}).(*gatedConn)
+	if !ok {
+		return
+	}
+	gc.resetsOnce.Do(func() { gc.resets = rate.NewLimiter(maxResetPerSec, maxResetBurst) })
+	if !gc.resets.Allow() {
+		gc.g.m.ResetConnection()
+		gc.Close()
+	}
 }
 
 // authenticated takes the connection of a request that authenticated out

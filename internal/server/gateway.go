@@ -166,6 +166,13 @@ func (g *gateway) close() {
 // pass of linear cost.
 func edge(keys *auth.Keys, m *metrics.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 {
+			defer func() {
+				if r.Context().Err() != nil {
+					cancelled(r.Context())
+				}
+			}()
+		}
 		public := r.Method == http.MethodGet && (r.URL.Path == OpenAPIPath || r.URL.Path == HealthPath)
 		if !public {
 			if _, err := keys.Check(r.Header.Values("Authorization")); err != nil {
