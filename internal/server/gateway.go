@@ -313,18 +313,24 @@ func routingProblem(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler,
 }
 
 // refuse answers a request refused before authentication at once and
-// closes its connection, its body unread. Without "Connection: close",
-// net/http reads up to 256 KiB of an unread body (as slowly as the client
-// sends it) before answering, to keep the connection; with it, it still
-// reads that much before closing, unless the read deadline has passed.
-// Over HTTP/2 the header is dropped and the connection told to go away.
+// closes its connection. Without "Connection: close", net/http reads up to
+// 256 KiB of an unread body (as slowly as the client sends it) before it
+// answers, to keep the connection; with it, the answer goes first, and the
+// body is then read and dropped for at most refusedLinger, so that a client
+// still sending gets the answer before the close (a close with unread data
+// is a reset, which can cost the client the answer). Over HTTP/2 the
+// header is dropped and the connection told to go away.
 func refuse(w http.ResponseWriter, pe *problem.Error) {
 	w.Header().Set("Connection", "close")
 	sendError(w, pe)
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
-	_ = rc.SetReadDeadline(time.Unix(1, 0))
+	_ = rc.SetReadDeadline(time.Now().Add(refusedLinger))
 }
+
+// refusedLinger bounds the time a refused request's connection stays open
+// after its answer.
+const refusedLinger = 500 * time.Millisecond
 
 // sendError answers a problem made at the edge, before any service ran.
 func sendError(w http.ResponseWriter, pe *problem.Error) {
