@@ -45,7 +45,8 @@ func TestRefusalWithoutAKeyDoesNotWaitForTheBody(t *testing.T) {
 // rest closed as they come), and the tenant's turns are answered with a
 // p99 under 1 s.
 func TestSlowConnectionsWithoutAKeyLeaveTurnsAlone(t *testing.T) {
-	t.Parallel()
+	// Not parallel: the attack takes both cores, and a test beside it would
+	// measure the machine, not slotd.
 	p := startProcess(t, "--api-keys", "bank:"+bankKey)
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
 	defer cancel()
@@ -80,7 +81,8 @@ func TestSlowConnectionsWithoutAKeyLeaveTurnsAlone(t *testing.T) {
 // streams a connection may cancel. Its RSS stays under 300 MiB, and a turn
 // is answered after the flood.
 func TestRapidResetFloodKeepsMemoryBounded(t *testing.T) {
-	t.Parallel()
+	// Not parallel: the attack takes both cores, and a test beside it would
+	// measure the machine, not slotd.
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
 		t.Fatal("this test caps the memory of the slotd it attacks with prlimit (util-linux), which is not on PATH")
