@@ -85,7 +85,7 @@ func TestServeLogsRefusedStartupParameter(t *testing.T) {
 		t.Fatal("this test runs slotd under prlimit (util-linux), which is not on PATH")
 	}
 	via := viaPooler(t, "search_path", "public")
-	_, log := launch(t, prlimit, buildSlotd(t), []string{"--store", "postgres", "--database-url", via})
+	_, log := launch(t, prlimit, buildSlotd(t), nil, []string{"--store", "postgres", "--database-url", via})
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		b, _ := os.ReadFile(log)

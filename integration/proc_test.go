@@ -84,18 +84,31 @@ const addressSpace = 1536 << 20
 // its ports taken, it is started again on others.
 func startProcess(t *testing.T, flags ...string) *process {
 	t.Helper()
-	return startBinary(t, buildSlotd(t), flags...)
+	return startBinaryEnv(t, buildSlotd(t), []string{"GOMEMLIMIT=512MiB"}, flags...)
 }
 
 // startBinary is startProcess with a build of slotd's own.
 func startBinary(t *testing.T, bin string, flags ...string) *process {
+	t.Helper()
+	return startBinaryEnv(t, bin, []string{"GOMEMLIMIT=512MiB"}, flags...)
+}
+
+// startProcessEnv is startProcess with env added to the process's
+// environment instead of its GOMEMLIMIT.
+func startProcessEnv(t *testing.T, env []string, flags ...string) *process {
+	t.Helper()
+	return startBinaryEnv(t, buildSlotd(t), env, flags...)
+}
+
+// startBinaryEnv starts bin with env added to its environment.
+func startBinaryEnv(t *testing.T, bin string, env []string, flags ...string) *process {
 	t.Helper()
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
 		t.Fatal("this test caps the memory of the slotd it attacks with prlimit (util-linux), which is not on PATH")
 	}
 	for attempt := 1; ; attempt++ {
-		p, log := launch(t, prlimit, bin, flags)
+		p, log := launch(t, prlimit, bin, env, flags)
 		err := p.serving(t)
 		if err == nil {
 			return p
@@ -107,15 +120,16 @@ func startBinary(t *testing.T, bin string, flags ...string) *process {
 	}
 }
 
-// launch starts one slotd process and returns it with its log's path.
-func launch(t *testing.T, prlimit, bin string, flags []string) (*process, string) {
+// launch starts one slotd process, env added to its environment, and
+// returns it with its log's path.
+func launch(t *testing.T, prlimit, bin string, env, flags []string) (*process, string) {
 	t.Helper()
 	p := &process{addr: servertest.FreeAddr(t), httpAddr: servertest.FreeAddr(t), metricsAddr: servertest.FreeAddr(t), done: make(chan struct{})}
 	args := append([]string{"--as=" + strconv.Itoa(addressSpace), "--", bin, "serve", "--store", "memory",
 		"--contracts", contractsDir(t), "--listen", p.addr, "--http-listen", p.httpAddr, "--metrics-listen", p.metricsAddr,
 		"--client-clock", "trust"}, flags...)
 	p.cmd = exec.Command(prlimit, args...)
-	p.cmd.Env = append(os.Environ(), "GOMEMLIMIT=512MiB")
+	p.cmd.Env = append(os.Environ(), env...)
 	logFile, err := os.Create(filepath.Join(t.TempDir(), "slotd.log"))
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -294,5 +296,56 @@ func writeRaw(t *testing.T, name, content string) {
 	}
 	if err := os.Rename(tmp, name); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTLSSuitesOnEveryListener asks each listener for one suite at a time
+// with openssl s_client, as a scanner does, against an RSA certificate (the
+// suites named in audits are RSA ones): TLS 1.2 with ECDHE and AEAD, and
+// TLS 1.3, are accepted; CBC suites with SHA-1 MACs, and RSA key exchange,
+// are refused everywhere.
+func TestTLSSuitesOnEveryListener(t *testing.T) {
+	t.Parallel()
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Fatal("this test asks for TLS suites with openssl s_client, which is not on PATH")
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "rsa.crt"), filepath.Join(dir, "rsa.key")
+	if out, err := exec.Command(openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=slotd",
+		"-addext", "subjectAltName=IP:127.0.0.1", "-keyout", keyFile, "-out", certFile).CombinedOutput(); err != nil {
+		t.Fatalf("openssl req: %v\n%s", err, out)
+	}
+	cfg := server.Config{Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0",
+		Contracts: contractsDir(t), Store: "memory", TLS: certs.Files{Cert: certFile, Key: keyFile}, APIKeys: "bank:" + bankKey}
+	srv, err := server.New(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	servertest.Run(t, srv.Run)
+	cases := []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256"}, true},
+		{[]string{"-tls1_2", "-cipher", "ECDHE-RSA-CHACHA20-POLY1305"}, true},
+		{[]string{"-tls1_3"}, true},
+		{[]string{"-tls1_2", "-cipher", "ECDHE-RSA-AES128-SHA"}, false},
+		{[]string{"-tls1_2", "-cipher", "ECDHE-RSA-AES256-SHA"}, false},
+		{[]string{"-tls1_2", "-cipher", "AES256-SHA:@SECLEVEL=0"}, false},
+		{[]string{"-tls1_2", "-cipher", "AES128-GCM-SHA256"}, false},
+		{[]string{"-tls1_2", "-cipher", "ECDHE-RSA-AES128-SHA256"}, false},
+		{[]string{"-tls1_1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"}, false},
+	}
+	for _, l := range []struct{ name, addr string }{{"gRPC", srv.Addr()}, {"HTTP", srv.HTTPAddr()}, {"metrics", srv.MetricsAddr()}} {
+		for _, tc := range cases {
+			args := append([]string{"s_client", "-connect", l.addr, "-servername", "slotd"}, tc.args...)
+			cmd := exec.Command(openssl, args...)
+			cmd.Stdin = strings.NewReader("")
+			out, err := cmd.CombinedOutput()
+			if accepted := err == nil; accepted != tc.ok {
+				t.Errorf("%s listener, openssl s_client %s: accepted=%v, want %v\n%s", l.name, strings.Join(tc.args, " "), accepted, tc.ok, tail(string(out), 600))
+			}
+		}
 	}
 }

@@ -37,6 +37,7 @@ least 16 characters.`,
 				return err
 			}
 			tuneGC()
+			limitMemory(cfg.MemoryLimit)
 			srv, err := server.New(cfg, slog.Default())
 			if err != nil {
 				return listenError(err, cfg)
@@ -69,6 +70,10 @@ func serveFlags(fs *flags, cfg *server.Config) (finish func() error) {
 	fs.String(&cfg.Store, "store", "SLOTD_STORE", "postgres", "postgres, or memory for a demo that keeps nothing")
 	fs.String(&cfg.DatabaseURL, "database-url", "SLOTD_DATABASE_URL", "", "Postgres connection string, e.g. postgres://user@127.0.0.1:5432/slotd")
 	fs.Bool(&cfg.CreateDatabase, "create-database", "SLOTD_CREATE_DATABASE", false, "create the database of --database-url when the server does not have it (the role needs CREATEDB); without it slotd stops and says how to create it")
+	fs.Int(&cfg.HTTPMaxUnauthConns, "http-max-unauth-conns", "SLOTD_HTTP_MAX_UNAUTH_CONNS", 512, "HTTP connections that have not authenticated a request yet, in all; more are closed as they come")
+	fs.Int(&cfg.HTTPMaxUnauthConnsPerSource, "http-max-unauth-conns-per-source", "SLOTD_HTTP_MAX_UNAUTH_CONNS_PER_SOURCE", 128, "HTTP connections that have not authenticated a request yet, per client IP address; more are closed as they come")
+	memoryLimit := "auto"
+	fs.String(&memoryLimit, "memory-limit", "SLOTD_MEMORY_LIMIT", "auto", "soft limit of the Go heap (as GOMEMLIMIT: 512MiB, 2GiB); auto: GOMEMLIMIT when set, else 3/4 of the memory the cgroup or the machine gives; off: none")
 	fs.String(&cfg.APIKeys, "api-keys", "SLOTD_API_KEYS", "", "tenant keys, tenant:key,tenant:key, each key at least 16 characters; without keys slotd listens on loopback only")
 	fs.String(&cfg.AdminKeys, "admin-keys", "SLOTD_ADMIN_KEYS", "", "AdminService keys, key,key or name:key,name:key, each at least 16 characters; turns still need a tenant key")
 	fs.Duration(&cfg.StaleAfter, "stale-after", "SLOTD_STALE_AFTER", 30*time.Minute, "idle time before a turn asks whether to resume, for contracts without x-slotd.stale_after")
@@ -102,12 +107,17 @@ func serveFlags(fs *flags, cfg *server.Config) (finish func() error) {
 			// As slotd migrate says it: a command given wrongly, exit 2.
 			return usagef("--database-url or SLOTD_DATABASE_URL is required with the postgres store (or --store memory for a demo that keeps nothing)")
 		}
+		var err error
+		if cfg.MemoryLimit, err = parseMemoryLimit(memoryLimit, os.Getenv, machineMemory); err != nil {
+			return err
+		}
 		for _, d := range []struct {
 			name string
 			v    int
 		}{{"max-attempts", cfg.MaxAttempts}, {"max-open-sessions", cfg.MaxOpenSessions}, {"max-inflight", cfg.Limits.MaxInFlight},
 			{"mcp-max-sessions", cfg.MCP.MaxSessions}, {"mcp-max-tenant-sessions", cfg.MCP.MaxTenantSessions},
-			{"mcp-max-tenant-forms", cfg.MCP.MaxTenantForms}, {"mcp-max-session-forms", cfg.MCP.MaxSessionForms}} {
+			{"mcp-max-tenant-forms", cfg.MCP.MaxTenantForms}, {"mcp-max-session-forms", cfg.MCP.MaxSessionForms},
+			{"http-max-unauth-conns", cfg.HTTPMaxUnauthConns}, {"http-max-unauth-conns-per-source", cfg.HTTPMaxUnauthConnsPerSource}} {
 			if d.v < 1 {
 				return usagef("--%s must be at least 1", d.name)
 			}

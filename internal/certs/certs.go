@@ -61,27 +61,41 @@ func Load(f Files, log *slog.Logger) (*Source, error) {
 	return s, nil
 }
 
-// ServerConfig is a TLS 1.2+ configuration for a listener speaking
-// nextProtos ("h2", "http/1.1"), which takes the certificate and the client
+// ServerConfig is the TLS configuration of every slotd listener (gRPC,
+// HTTP, metrics) speaking nextProtos ("h2", "http/1.1"): TLS 1.3, or TLS 1.2
+// with the suites of suites12 only. It takes the certificate and the client
 // CAs as they are when each handshake starts. With client CAs, a client
 // certificate is required and verified.
 func (s *Source) ServerConfig(nextProtos ...string) *tls.Config {
-	return &tls.Config{
-		MinVersion: tls.VersionTLS12,
-		NextProtos: nextProtos,
-		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
-			cert, cas := s.current()
-			c := &tls.Config{
-				MinVersion:   tls.VersionTLS12,
-				NextProtos:   nextProtos,
-				Certificates: []tls.Certificate{*cert},
-			}
-			if cas != nil {
-				c.ClientCAs, c.ClientAuth = cas, tls.RequireAndVerifyClientCert
-			}
-			return c, nil
-		},
+	c := serverBase(nextProtos)
+	c.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		cert, cas := s.current()
+		c := serverBase(nextProtos)
+		c.Certificates = []tls.Certificate{*cert}
+		if cas != nil {
+			c.ClientCAs, c.ClientAuth = cas, tls.RequireAndVerifyClientCert
+		}
+		return c, nil
 	}
+	return c
+}
+
+// suites12 are the TLS 1.2 suites a listener accepts: ECDHE key exchange
+// (forward secrecy) with an AEAD cipher. Go's defaults add CBC suites with
+// SHA-1 MACs; TLS 1.3's suites are all AEAD and not configurable.
+var suites12 = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+}
+
+// serverBase is what every listener's configuration holds, before the
+// certificate: the versions, the suites and the application protocols.
+func serverBase(nextProtos []string) *tls.Config {
+	return &tls.Config{MinVersion: tls.VersionTLS12, CipherSuites: suites12, NextProtos: nextProtos}
 }
 
 // current reloads the files when they changed since they were last loaded

@@ -26,6 +26,13 @@ const (
 	// MaxStreamsPerConnection is the HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS
 	// of every connection; api.Limits.MaxStreams bounds them all together.
 	MaxStreamsPerConnection = 256
+	// maxHTTPStreams is the HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS of the
+	// HTTP listeners: each stream is a handler's goroutine, and a rapid
+	// reset flood keeps every connection at the limit (at 100, 256
+	// connections held 25 600 goroutines and slotd died at its memory
+	// cap). HTTP/JSON clients rarely multiplex; one that needs more opens
+	// more connections.
+	maxHTTPStreams = 16
 	// maxHeaderBytes bounds a request's headers (gRPC metadata included).
 	maxHeaderBytes = 16 << 10
 	// handshakeTimeout bounds a new connection's TLS handshake and HTTP/2
@@ -83,7 +90,7 @@ func hardenHTTP(srv *http.Server, read, longest time.Duration) {
 	srv.IdleTimeout = 2 * time.Minute
 	srv.MaxHeaderBytes = maxHeaderBytes
 	srv.HTTP2 = &http.HTTP2Config{
-		MaxConcurrentStreams:          100,
+		MaxConcurrentStreams:          maxHTTPStreams,
 		MaxDecoderHeaderTableSize:     4 << 10,
 		MaxEncoderHeaderTableSize:     4 << 10,
 		MaxReadFrameSize:              1 << 20,
@@ -106,10 +113,18 @@ func listen(addr string) (net.Listener, error) {
 // listenTLS is listen, speaking TLS when src is not nil.
 func listenTLS(addr string, src *certs.Source, protos ...string) (net.Listener, error) {
 	lis, err := listen(addr)
-	if err != nil || src == nil {
-		return lis, err
+	if err != nil {
+		return nil, err
 	}
-	return tls.NewListener(lis, src.ServerConfig(protos...)), nil
+	return withTLS(lis, src, protos...), nil
+}
+
+// withTLS is lis speaking TLS when src is not nil.
+func withTLS(lis net.Listener, src *certs.Source, protos ...string) net.Listener {
+	if src == nil {
+		return lis
+	}
+	return tls.NewListener(lis, src.ServerConfig(protos...))
 }
 
 // checkEdge loads the TLS files and refuses a set-up that would expose

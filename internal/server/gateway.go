@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -107,14 +108,17 @@ func newGateway(cfg Config, log *slog.Logger, srv *grpc.Server, keys *auth.Keys,
 		conn.Close()
 		return nil, err
 	}
-	g.lis, err = listenTLS(cfg.HTTPListen, src, "h2", "http/1.1")
+	lis, err := listen(cfg.HTTPListen)
 	if err != nil {
 		conn.Close()
 		return nil, err
 	}
+	gate := newGate(cfg.HTTPMaxUnauthConnsPerSource, cfg.HTTPMaxUnauthConns, metrics.NewEdge(m))
+	g.lis = withTLS(gate.listener(lis), src, "h2", "http/1.1")
 	g.http = &http.Server{
-		Handler:  edge(keys, m, mux),
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Handler:     edge(keys, m, mux),
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnContext: connContext,
 	}
 	hardenHTTP(g.http, cfg.HTTPReadTimeout, api.DefaultLimits.MaxDeadline)
 	return g, nil
@@ -156,11 +160,19 @@ func (g *gateway) close() {
 }
 
 // edge is what an HTTP request meets before the JSON decoder: the key
-// checked (a refused request costs no decoding), then the body read within
+// checked (a refused request costs no decoding, and its connection is
+// closed), then the body read within
 // maxHTTPBody (413 past it) and its nesting bounded by maxJSONDepth, in one
 // pass of linear cost.
 func edge(keys *auth.Keys, m *metrics.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 {
+			defer func() {
+				if r.Context().Err() != nil {
+					cancelled(r.Context())
+				}
+			}()
+		}
 		public := r.Method == http.MethodGet && (r.URL.Path == OpenAPIPath || r.URL.Path == HealthPath)
 		if !public {
 			if _, err := keys.Check(r.Header.Values("Authorization")); err != nil {
@@ -169,9 +181,10 @@ func edge(keys *auth.Keys, m *metrics.Metrics, next http.Handler) http.Handler {
 					pe = problem.Unauthenticated("")
 				}
 				m.Refused("http", refusal(pe.Kind))
-				sendError(w, pe)
+				refuse(w, pe)
 				return
 			}
+			authenticated(r.Context())
 		}
 		if r.ContentLength > maxHTTPBody {
 			sendError(w, tooLarge())
@@ -298,6 +311,26 @@ func routingProblem(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler,
 	}
 	api.WriteProblem(w, httpStatus, p)
 }
+
+// refuse answers a request refused before authentication at once and
+// closes its connection. Without "Connection: close", net/http reads up to
+// 256 KiB of an unread body (as slowly as the client sends it) before it
+// answers, to keep the connection; with it, the answer goes first, and the
+// body is then read and dropped for at most refusedLinger, so that a client
+// still sending gets the answer before the close (a close with unread data
+// is a reset, which can cost the client the answer). Over HTTP/2 the
+// header is dropped and the connection told to go away.
+func refuse(w http.ResponseWriter, pe *problem.Error) {
+	w.Header().Set("Connection", "close")
+	sendError(w, pe)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	_ = rc.SetReadDeadline(time.Now().Add(refusedLinger))
+}
+
+// refusedLinger bounds the time a refused request's connection stays open
+// after its answer.
+const refusedLinger = 500 * time.Millisecond
 
 // sendError answers a problem made at the edge, before any service ran.
 func sendError(w http.ResponseWriter, pe *problem.Error) {

@@ -64,6 +64,15 @@ type Config struct {
 	// HTTPReadTimeout bounds the time to read an HTTP request, body
 	// included, on the gateway and metrics listeners; 30s when 0.
 	HTTPReadTimeout time.Duration
+	// HTTPMaxUnauthConns and HTTPMaxUnauthConnsPerSource bound the HTTP
+	// listener's connections that have not authenticated a request yet, in
+	// all and per source address (gate.go); 512 and 128 when 0.
+	HTTPMaxUnauthConns          int
+	HTTPMaxUnauthConnsPerSource int
+	// MemoryLimit is the soft limit of the Go heap in bytes (0: none),
+	// which slotd serve sets for its process (debug.SetMemoryLimit); New
+	// leaves it alone, as it is the process's, not one server's.
+	MemoryLimit int64
 	// APIKeys is SLOTD_API_KEYS: "tenant:key,...".
 	APIKeys string
 	// AdminKeys is SLOTD_ADMIN_KEYS: "key,..." or "name:key,...".
@@ -159,6 +168,12 @@ func (c *Config) Defaults() {
 	}
 	if c.HTTPReadTimeout == 0 {
 		c.HTTPReadTimeout = 30 * time.Second
+	}
+	if c.HTTPMaxUnauthConns == 0 {
+		c.HTTPMaxUnauthConns = 512
+	}
+	if c.HTTPMaxUnauthConnsPerSource == 0 {
+		c.HTTPMaxUnauthConnsPerSource = 128
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
