@@ -71,7 +71,8 @@ type Metrics struct {
 	backendFailures  *prometheus.CounterVec
 	refused          *prometheus.CounterVec
 
-	mcp *MCP
+	mcp     *MCP
+	janitor *Janitor
 }
 
 // BackendSlot is the slot label of a hand-off because the backend call
@@ -168,6 +169,7 @@ func New(tools []string) *Metrics {
 		m.handoffs, m.attemptsValid, m.outputViolations, m.backendFailures, m.refused,
 	)
 	m.mcp = newMCP(m)
+	m.janitor = newJanitor(m.reg)
 	m.turnSecondsOf = newBySeries(len(m.tools)+1, func(tool, action string) prometheus.Observer {
 		return m.turnSeconds.WithLabelValues(tool, action)
 	})
