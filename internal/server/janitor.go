@@ -79,6 +79,9 @@ func (s *Server) sweep(ctx context.Context, now time.Time) {
 			result = metrics.SweepBacklog
 		}
 	}
+	if ctx.Err() != nil {
+		return // cut short by the shutdown: no result
+	}
 	// The wall clock, not the server's: Prometheus compares it with its own.
 	j.Swept(result, time.Now())
 }

@@ -115,4 +115,11 @@ func TestJanitorMetrics(t *testing.T) {
 	srv.sweep(context.Background(), time.Now())
 	want("error sweeps", sample("slotd_janitor_sweeps_total", "result", metrics.SweepError), 1)
 	want("last success after a failed sweep", sample(last, "", ""), ok)
+
+	// The shutdown cuts a sweep short: no error.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	st.err = context.Canceled
+	srv.sweep(ctx, time.Now())
+	want("error sweeps after a shutdown", sample("slotd_janitor_sweeps_total", "result", metrics.SweepError), 1)
 }
