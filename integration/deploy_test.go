@@ -246,7 +246,6 @@ func TestDeployNamesExportedMetrics(t *testing.T) {
 	t.Parallel()
 	inst := startServer(t, dbtestURL(t), contractsDir(t), withHTTP, withKeys, func(c *server.Config) {
 		c.MetricsListen = "127.0.0.1:0"
-		c.JanitorInterval = 50 * time.Millisecond
 	})
 	turn := func(ctx context.Context, conv string, n int, tool, args string) (*slotdv1.TurnResponse, error) {
 		return inst.client.Turn(ctx, &slotdv1.TurnRequest{ConversationId: conv, Tool: tool, TurnId: fmt.Sprintf("%s/%d", conv, n),
