@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := $(CURDIR)/.bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: run test check proto proto-check tools build install node
+.PHONY: run test check proto proto-check tools build install node promtool
 
 ## run: start slotd on 127.0.0.1:50051 with the shipped contracts, on a Postgres it finds or starts.
 ## The binary is built first and runs in go run's stead, so that SIGTERM and Ctrl-C reach it.
@@ -17,7 +17,7 @@ run: build
 	./scripts/with-postgres.sh $(BIN)/slotd serve
 
 ## test: gofmt, go vet, generated-code drift, every test with the race detector on real Postgres, and a short fuzz run
-test: check proto-check node
+test: check proto-check node promtool
 	./scripts/with-postgres.sh $(GO) test -race -count=1 ./...
 	$(MAKE) fuzz FUZZTIME=20000x
 
@@ -52,6 +52,21 @@ node:
 		echo "installing nodejs and npm with apt-get"; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
+	fi
+
+## promtool: .bin/promtool, which checks and unit-tests deploy/prometheus's alerting rules; taken
+## from the Debian package prometheus when not on PATH, without installing the package (whose
+## service would start a Prometheus server)
+promtool:
+	@if ! command -v promtool >/dev/null 2>&1; then \
+		if ! command -v apt-get >/dev/null 2>&1; then \
+			echo "promtool is needed (deploy/prometheus is tested): install prometheus"; exit 1; fi; \
+		echo "extracting promtool from the prometheus package into $(BIN)"; \
+		tmp=$$(mktemp -d) && cd "$$tmp" && \
+		{ apt-get download -qq prometheus 2>/dev/null || \
+			{ [ "$$(id -u)" -eq 0 ] && DEBIAN_FRONTEND=noninteractive apt-get update -qq && apt-get download -qq prometheus; }; } && \
+		dpkg-deb -x prometheus_*.deb . && mkdir -p $(BIN) && cp usr/bin/promtool $(BIN)/ && \
+		cd / && rm -rf "$$tmp"; \
 	fi
 
 ## build: .bin/slotd, stamped with its commit (slotd version)

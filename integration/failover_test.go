@@ -14,6 +14,7 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/internal/servertest"
 )
 
@@ -224,6 +225,22 @@ func startReplicated(ctx context.Context, t *testing.T) (primary, standby *clust
 	return primary, standby, url
 }
 
+// notReplicated is the server's count of turns not known to be replicated.
+func notReplicated(t *testing.T, srv *server.Server) float64 {
+	t.Helper()
+	fams, err := srv.Metrics().Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == "slotd_turns_not_replicated_total" {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatal("no slotd_turns_not_replicated_total")
+	return 0
+}
+
 // standbyName is the standby's application_name and replication slot.
 const standbyName = "slotd_standby"
 
@@ -333,6 +350,10 @@ func TestFailoverAcknowledgesNothingTheStandbyLacks(t *testing.T) {
 	}
 	if status.Code(o.err) != codes.Unavailable || !retryable(t, o.err) {
 		t.Fatalf("%s turn 2 after its wait for the standby was cancelled: %v; want a retryable UNAVAILABLE", convs[1], o.err)
+	}
+	// The metrics tell it from the database being away.
+	if n := notReplicated(t, inst.srv); n != 1 {
+		t.Errorf("slotd_turns_not_replicated_total = %v after one cancelled wait for the standby, want 1", n)
 	}
 
 	// Its retry, while the standby is still away, is no acknowledgement

@@ -170,6 +170,7 @@ func New(cfg Config) (*Handler, error) {
 		h.withSess, h.without = bind(h.withSess), bind(h.without)
 	}
 	h.m.CountSessions(h.places.count)
+	h.m.SessionCap(h.places.lim.MaxSessions)
 	return h, nil
 }
 

@@ -24,6 +24,7 @@ type MCP struct {
 	forms     prometheus.Gauge
 	formsOff  *prometheus.CounterVec
 	sessionFn atomic.Pointer[func() int]
+	cap       prometheus.Gauge
 }
 
 func newMCP(m *Metrics) *MCP {
@@ -66,7 +67,11 @@ func newMCP(m *Metrics) *MCP {
 		}
 		return 0
 	})
-	m.reg.MustRegister(x.calls, x.seconds, x.elicits, x.refused, x.evicted, x.forms, x.formsOff, sessions)
+	x.cap = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "slotd_mcp_sessions_max",
+		Help: "The bound on MCP sessions held at once, of all tenants (--mcp-max-sessions); 0 while MCP is off.",
+	})
+	m.reg.MustRegister(x.calls, x.seconds, x.elicits, x.refused, x.evicted, x.forms, x.formsOff, sessions, x.cap)
 	for _, r := range []string{"admin_key", "sessions_full", "tenant_sessions_full", "batch", "method"} {
 		x.refused.WithLabelValues(r)
 	}
@@ -114,3 +119,7 @@ func (x *MCP) FormRefused(reason string) { x.formsOff.WithLabelValues(reason).In
 
 // CountSessions sets how the sessions gauge learns its value.
 func (x *MCP) CountSessions(fn func() int) { x.sessionFn.Store(&fn) }
+
+// SessionCap exports the bound on sessions, so that an alert can compare
+// slotd_mcp_sessions with it.
+func (x *MCP) SessionCap(n int) { x.cap.Set(float64(n)) }

@@ -57,6 +57,7 @@ type Metrics struct {
 	replays       *prometheus.CounterVec
 	failures      *prometheus.CounterVec
 	inFlight      prometheus.Gauge
+	unreplicated  prometheus.Counter
 	ready         *prometheus.CounterVec
 	reasks        *prometheus.CounterVec
 	repairs       *prometheus.CounterVec
@@ -71,7 +72,8 @@ type Metrics struct {
 	backendFailures  *prometheus.CounterVec
 	refused          *prometheus.CounterVec
 
-	mcp *MCP
+	mcp     *MCP
+	janitor *Janitor
 }
 
 // BackendSlot is the slot label of a hand-off because the backend call
@@ -105,6 +107,10 @@ func New(tools []string) *Metrics {
 		Name: "slotd_turn_failures_total",
 		Help: "Turns that failed with a gRPC error, by tool and gRPC code.",
 	}, []string{"tool", "code"})
+	m.unreplicated = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "slotd_turns_not_replicated_total",
+		Help: "Turns answered UNAVAILABLE because Postgres committed them with a warning: not known to be replicated to the synchronous standby (a cancelled wait for it). Counted among slotd_turn_failures_total{code=\"Unavailable\"} too.",
+	})
 	m.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "slotd_turns_in_flight",
 		Help: "Turns being answered right now.",
@@ -163,11 +169,12 @@ func New(tools []string) *Metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.GRPC, m.turnSeconds, m.actions, m.replays, m.failures, m.inFlight, m.ready,
+		m.GRPC, m.turnSeconds, m.actions, m.replays, m.failures, m.inFlight, m.unreplicated, m.ready,
 		m.reasks, m.repairs, m.rejected, m.resumes, m.ended, m.fallbacks,
 		m.handoffs, m.attemptsValid, m.outputViolations, m.backendFailures, m.refused,
 	)
 	m.mcp = newMCP(m)
+	m.janitor = newJanitor(m.reg)
 	m.turnSecondsOf = newBySeries(len(m.tools)+1, func(tool, action string) prometheus.Observer {
 		return m.turnSeconds.WithLabelValues(tool, action)
 	})
@@ -219,9 +226,12 @@ type Turn struct {
 	// Action is the action answered; "" when the call failed.
 	Action string
 	// Code is the gRPC code name of a failed call.
-	Code     string
-	Duration time.Duration
-	Replayed bool
+	Code string
+	// NotReplicated is a failed call whose commit is not known to be
+	// replicated (pgstore.NotReplicated).
+	NotReplicated bool
+	Duration      time.Duration
+	Replayed      bool
 	// Facts are the engine's facts of an applied turn; none for a replay
 	// or a failure.
 	Facts session.Facts
@@ -238,6 +248,9 @@ func (m *Metrics) TurnDone(t Turn) {
 	if action == "" {
 		action = ErrorAction
 		m.failures.WithLabelValues(tool, t.Code).Inc()
+		if t.NotReplicated {
+			m.unreplicated.Inc()
+		}
 	}
 	series := m.series(tool, action)
 	m.turnSecondsOf.get(series, tool, action).Observe(t.Duration.Seconds())

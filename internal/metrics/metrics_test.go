@@ -50,6 +50,21 @@ func TestTurnDone(t *testing.T) {
 	}
 }
 
+func TestTurnNotReplicated(t *testing.T) {
+	t.Parallel()
+	m := New([]string{"t"})
+	for _, turn := range []Turn{
+		{Tool: "t", Code: "Unavailable", NotReplicated: true},
+		{Tool: "t", Code: "Unavailable"},
+		{Tool: "t", Action: "ASK"},
+	} {
+		m.TurnStarted()
+		m.TurnDone(turn)
+	}
+	want(t, "turns not replicated", testutil.ToFloat64(m.unreplicated), 1)
+	want(t, "unavailable turns", testutil.ToFloat64(m.failures.WithLabelValues("t", "Unavailable")), 2)
+}
+
 func TestRepairsCountFieldsOncePerTurn(t *testing.T) {
 	t.Parallel()
 	m := New([]string{"t"})

@@ -20,6 +20,7 @@ import (
 	"github.com/slotd/slotd/internal/metrics"
 	"github.com/slotd/slotd/internal/redact"
 	"github.com/slotd/slotd/problem"
+	"github.com/slotd/slotd/session/pgstore"
 )
 
 // observer is what operators see of slotd: Prometheus metrics, one log
@@ -106,7 +107,7 @@ func (o *observer) TurnStarted(context.Context) { o.m.TurnStarted() }
 func (o *observer) TurnDone(ctx context.Context, r api.TurnReport) {
 	t := metrics.Turn{Tool: r.Request.Tool, Duration: r.Elapsed}
 	if r.Code != codes.OK {
-		t.Code = r.Code.String()
+		t.Code, t.NotReplicated = r.Code.String(), pgstore.NotReplicated(r.Err)
 	} else if res := r.Result; res != nil {
 		t.Action, t.Replayed, t.Facts = string(res.Action), res.Replayed, res.Facts
 	}
