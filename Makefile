@@ -18,7 +18,8 @@ run: build
 
 ## test: gofmt, go vet, generated-code drift, every test with the race detector on real Postgres, and a short fuzz run
 test: check proto-check node promtool
-	./scripts/with-postgres.sh $(GO) test -race -count=1 ./...
+	./scripts/with-postgres.sh $(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v /integration$$)
+	./scripts/with-postgres.sh $(GO) test -race -count=1 -timeout 20m ./integration/
 	$(MAKE) fuzz FUZZTIME=20000x
 
 ## fuzz: run every fuzz target for FUZZTIME each (seed corpora live in testdata/fuzz).

@@ -23,7 +23,7 @@ import (
 // body (net/http reads up to 256 KiB of an unread body before answering),
 // and the connection is closed with it.
 func TestRefusalWithoutAKeyDoesNotWaitForTheBody(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its latency bound needs the package to itself (see doc.go).
 	p := startProcess(t, "--api-keys", "bank:"+bankKey)
 	for _, path := range []string{"/v1/turn", "/mcp"} {
 		res, err := edgeload.SlowBody(context.Background(), edgeload.Target{Addr: p.httpAddr}, path, 200*time.Millisecond, 5*time.Second)

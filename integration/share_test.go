@@ -46,7 +46,7 @@ const floodRetry = 10 * time.Millisecond
 // p99 under loadedP99, logged beside its p99 before the flood in the same
 // run, and the flood's refusals are counted.
 func TestOneTenantsFloodLeavesTheOtherItsTurns(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its latency bound needs the package to itself (see doc.go).
 	p := startProcess(t, "--api-keys", "bank:"+bankKey+",shop:"+shopKey,
 		"--store", "postgres", "--database-url", dbtestURL(t))
 	dial := func() slotdv1.SlotServiceClient {
@@ -162,7 +162,7 @@ func TestOneTenantsFloodLeavesTheOtherItsTurns(t *testing.T) {
 // overloaded problem as the tool's result) and counted, while shop's turns
 // sent beside them are all answered.
 func TestTenantShareHoldsOverHTTPAndMCP(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its latency bound needs the package to itself (see doc.go).
 	p := startProcess(t, "--api-keys", "bank:"+bankKey+",shop:"+shopKey, "--tenant-limits", "bank:2")
 	httpTurn := func(key, conv string) int {
 		body := fmt.Sprintf(`{"conversation_id": %q, "tool": "bank.open_dispute", "turn_id": "t1", "locale": "ru",

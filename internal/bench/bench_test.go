@@ -203,7 +203,7 @@ func TestRunIsPaced(t *testing.T) {
 		t.Errorf("%d turns in 0.5 s at 100/s", n)
 	}
 	unpaced, _, _ := run(context.Background(), 8, 0, 0, time.Now().Add(100*time.Millisecond), ds, "free", turn)
-	if len(unpaced) < 1000 {
+	if len(unpaced) < 200 { // 100/s would make 10; a loaded machine still makes hundreds
 		t.Errorf("an unpaced run of no-op turns made only %d", len(unpaced))
 	}
 }

@@ -84,7 +84,7 @@ func TestWriteTurnWritesAsSlog(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	written := 0
-	for i := range 20000 {
+	for i := range 6000 {
 		turn := randomTurn(r)
 		var opts *slog.HandlerOptions
 		if i%2 == 0 {
