@@ -208,6 +208,18 @@ func traceTurns(t *testing.T, p *process, rcv *otlpReceiver) {
 		t.Fatalf("turn over gRPC: %v", err)
 	}
 
+	// A traceparent that is no trace context (an all-zero trace id, a
+	// kilobyte of junk) starts a trace of slotd's own; the turn is answered.
+	for i, junk := range []string{"00-00000000000000000000000000000000-00f067aa0ba902b7-01", "00-" + strings.Repeat("junk-", 200)} {
+		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "traceparent", junk), 10*time.Second)
+		_, err := slotdv1.NewSlotServiceClient(conn).Turn(ctx, &slotdv1.TurnRequest{ConversationId: fmt.Sprintf("trace-junk-%d", i),
+			Tool: "bank.open_dispute", TurnId: "turn-1", Arguments: structOf(t, `{"reason": "Duplicate"}`), Now: nowPB()})
+		cancel()
+		if err != nil {
+			t.Fatalf("turn with traceparent %q: %v", junk, err)
+		}
+	}
+
 	post := func(path string, hdr map[string]string, body any) {
 		t.Helper()
 		b, _ := json.Marshal(body)
@@ -289,6 +301,31 @@ func traceTurns(t *testing.T, p *process, rcv *otlpReceiver) {
 	for transport, o := range spans {
 		if !bytes.Contains(b, []byte(`"trace_id":"`+o.traceID+`"`)) {
 			t.Errorf("%s: no log line with trace_id %s", transport, o.traceID)
+		}
+	}
+	for i := range 2 {
+		conv := fmt.Sprintf(`"conversation_id":"trace-junk-%d"`, i)
+		var traceID string
+		for line := range strings.Lines(string(b)) {
+			var l struct {
+				TraceID string `json:"trace_id"`
+			}
+			if strings.Contains(line, conv) && json.Unmarshal([]byte(line), &l) == nil {
+				traceID = l.TraceID
+			}
+		}
+		if len(traceID) != 32 || traceID == strings.Repeat("0", 32) {
+			t.Errorf("junk traceparent %d: the turn's log line has trace_id %q, want a new trace's", i, traceID)
+			continue
+		}
+		rcv.mu.Lock()
+		var root bool
+		for _, sp := range rcv.spans {
+			root = root || hex.EncodeToString(sp.GetTraceId()) == traceID && len(sp.GetParentSpanId()) == 0
+		}
+		rcv.mu.Unlock()
+		if !root {
+			t.Errorf("junk traceparent %d: no root span of trace %s", i, traceID)
 		}
 	}
 }
