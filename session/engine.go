@@ -101,6 +101,7 @@ func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
 		func(cv Conversation) (*Commit, error) {
 			_, commit, err := plan(planInput{contract: c, contracts: e.contracts, config: e.defaults, req: req,
 				open: cv.Open, left: cv.Left, zones: e.zonesOf(req, cv.Open), newID: newID})
+			tracePlan(ctx, commit, err)
 			return commit, err
 		})
 	if err != nil {

@@ -10,8 +10,12 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/slotd/slotd/internal/mcp"
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/tracing"
 )
 
 var serveCommand = &command{
@@ -38,6 +42,17 @@ least 16 characters.`,
 			}
 			tuneGC()
 			limitMemory(cfg.MemoryLimit)
+			tp, err := tracing.FromEnv(ctx)
+			if err != nil {
+				return fmt.Errorf("tracing (OTEL_* environment): %w", err)
+			}
+			if tp != nil {
+				// The exporter's failures (a collector down) in slotd's log,
+				// not the SDK's own plain lines.
+				otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { slog.Warn("tracing failed", "err", err.Error()) }))
+				cfg.Tracer = tp
+				defer shutdownTracing(tp)
+			}
 			srv, err := server.New(cfg, slog.Default())
 			if err != nil {
 				return listenError(err, cfg)
@@ -49,6 +64,16 @@ least 16 characters.`,
 			return nil
 		}
 	},
+}
+
+// shutdownTracing sends the spans the provider still holds, for at most a
+// few seconds.
+func shutdownTracing(tp *sdktrace.TracerProvider) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tp.Shutdown(ctx); err != nil {
+		slog.Warn("tracing: spans not sent at shutdown", "err", err.Error())
+	}
 }
 
 // serveFlags declares serve's flags, filling cfg; finish checks what the

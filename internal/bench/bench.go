@@ -31,6 +31,7 @@ import (
 	"github.com/slotd/slotd/internal/logline"
 	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/internal/serving"
+	"github.com/slotd/slotd/internal/tracing"
 	"github.com/slotd/slotd/migrations"
 	"github.com/slotd/slotd/session"
 	"github.com/slotd/slotd/session/pgstore"
@@ -712,18 +713,34 @@ func startServer(ctx context.Context, cfg Config, dbURL string) (*server.Server,
 		w = io.Discard
 	}
 	log := slog.New(logline.NewJSON(w, nil))
-	srv, err := server.New(server.Config{
+	// Traced as slotd serve traces, when the OTEL_* environment says so:
+	// the bench then measures what tracing costs.
+	tp, err := tracing.FromEnv(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench: tracing (OTEL_* environment): %w", err)
+	}
+	scfg := server.Config{
 		Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", Contracts: cfg.Contracts,
 		Store: "postgres", DatabaseURL: dbURL, APIKeys: os.Getenv("SLOTD_API_KEYS"),
 		HealthInterval: 200 * time.Millisecond,
-	}, log)
+	}
+	if tp != nil {
+		scfg.Tracer = tp
+	}
+	srv, err := server.New(scfg, log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("bench: in-process slotd: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
-	return srv, func() { cancel(); <-done }, nil
+	return srv, func() {
+		cancel()
+		<-done
+		if tp != nil {
+			_ = tp.Shutdown(context.Background())
+		}
+	}, nil
 }
 
 // sampleRSS reads process_resident_memory_bytes from a /metrics URL once a

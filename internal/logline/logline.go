@@ -119,10 +119,14 @@ type Turn struct {
 	Time  time.Time
 	Level slog.Level
 	// The strings are written as they are: masking ids is the caller's.
-	RequestID, Tenant, Tool string
-	ConversationID, TurnID  string
-	Action, Code            string
-	LatencyMS               float64
+	RequestID string
+	// TraceID is the turn's trace, when it is traced; the line leaves it
+	// out when empty.
+	TraceID                string
+	Tenant, Tool           string
+	ConversationID, TurnID string
+	Action, Code           string
+	LatencyMS              float64
 	// Result adds session_id, version, replayed, the "decisions" group
 	// (each change's decision and how many changes got it, in the order
 	// they first come; left out when there are no changes), then slot when
@@ -138,7 +142,11 @@ type Turn struct {
 // fifth of the line), so a handler adding the source writes none.
 func (t Turn) Record() slog.Record {
 	rec := slog.NewRecord(t.Time, t.Level, "turn", 0)
-	rec.AddAttrs(slog.String("request_id", t.RequestID), slog.String("tenant", t.Tenant), slog.String("tool", t.Tool),
+	rec.AddAttrs(slog.String("request_id", t.RequestID))
+	if t.TraceID != "" {
+		rec.AddAttrs(slog.String("trace_id", t.TraceID))
+	}
+	rec.AddAttrs(slog.String("tenant", t.Tenant), slog.String("tool", t.Tool),
 		slog.String("conversation_id", t.ConversationID), slog.String("turn_id", t.TurnID),
 		slog.String("action", t.Action), slog.String("code", t.Code), slog.Float64("latency_ms", t.LatencyMS))
 	res := t.Result
@@ -199,6 +207,9 @@ func (t *Turn) appendJSON(b []byte) []byte {
 	b = appendString(b, t.Level.String())
 	b = append(b, `,"msg":"turn"`...)
 	b = appendField(b, "request_id", t.RequestID)
+	if t.TraceID != "" {
+		b = appendField(b, "trace_id", t.TraceID)
+	}
 	b = appendField(b, "tenant", t.Tenant)
 	b = appendField(b, "tool", t.Tool)
 	b = appendField(b, "conversation_id", t.ConversationID)

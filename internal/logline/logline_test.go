@@ -73,8 +73,13 @@ func randomResult(r *rand.Rand) *session.Result {
 
 func randomTurn(r *rand.Rand) logline.Turn {
 	levels := []slog.Level{slog.LevelInfo, slog.LevelWarn, slog.LevelDebug, slog.LevelError, slog.LevelInfo + 2, -8}
+	// Most turns are not traced.
+	traceID := ""
+	if r.IntN(3) == 0 {
+		traceID = dirty(r)
+	}
 	return logline.Turn{Time: randomTime(r), Level: levels[r.IntN(len(levels))],
-		RequestID: dirty(r), Tenant: dirty(r), Tool: dirty(r), ConversationID: dirty(r), TurnID: dirty(r),
+		RequestID: dirty(r), TraceID: traceID, Tenant: dirty(r), Tool: dirty(r), ConversationID: dirty(r), TurnID: dirty(r),
 		Action: dirty(r), Code: dirty(r), LatencyMS: randomLatency(r), Result: randomResult(r)}
 }
 
@@ -115,6 +120,25 @@ func TestWriteTurnWritesAsSlog(t *testing.T) {
 	}
 	if written < 15000 {
 		t.Errorf("WriteTurn wrote %d turns of 20000", written)
+	}
+}
+
+// A traced turn's line carries its trace id after the request id; an
+// untraced one's has no trace_id at all.
+func TestTraceIDFollowsRequestID(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ traceID, want string }{
+		{"4bf92f3577b34da6a3ce929d0e0e4736", `"request_id":"r-1","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","tenant"`},
+		{"", `"request_id":"r-1","tenant"`},
+	} {
+		var b bytes.Buffer
+		turn := logline.Turn{Level: slog.LevelInfo, RequestID: "r-1", TraceID: tc.traceID, Tenant: "bank"}
+		if ok, err := logline.NewJSON(&b, nil).WriteTurn(turn); !ok || err != nil {
+			t.Fatalf("WriteTurn: %v, %v", ok, err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("trace id %q: line %s, want it to hold %s", tc.traceID, b.String(), tc.want)
+		}
 	}
 }
 

@@ -182,5 +182,28 @@ func mdOf(req *sdk.CallToolRequest) metadata.MD {
 	if len(md.Get("x-request-id")) == 0 {
 		md.Set("x-request-id", newRequestID())
 	}
+	// The caller's W3C trace context, where MCP puts it: in _meta.
+	meta := req.Params.GetMeta()
+	for _, key := range []string{MetaTraceparent, MetaTracestate} {
+		if v := metaString(meta, key); v != "" && len(v) <= maxTraceContext && printable(v) {
+			md.Set(key, v)
+		}
+	}
 	return md
+}
+
+// maxTraceContext bounds a traceparent or tracestate passed on: a
+// traceparent has 55 characters, a tracestate at most 32 members.
+const maxTraceContext = 512
+
+// printable reports whether s is visible ASCII and spaces, all that a
+// trace context holds, and all that gRPC metadata may carry without failing
+// the call.
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }

@@ -28,6 +28,10 @@ const (
 	MetaTurn         = "dev.slotd/turn_id"
 	MetaLocale       = "dev.slotd/locale"
 	MetaTimeZone     = "dev.slotd/time_zone"
+	// MetaTraceparent and MetaTracestate are the caller's W3C trace
+	// context, under the keys OpenTelemetry's MCP conventions use.
+	MetaTraceparent = "traceparent"
+	MetaTracestate  = "tracestate"
 )
 
 // toolDef is one contract as an MCP tool.

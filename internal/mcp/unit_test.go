@@ -252,3 +252,37 @@ func TestToolFromContract(t *testing.T) {
 		t.Errorf("name %s annotations %+v", tl.name, tl.annotations)
 	}
 }
+
+// The caller's trace context goes from _meta to the turn's metadata; what
+// gRPC metadata cannot carry (a control character would fail the call) or
+// no trace context is (a long value) stays behind, and the call goes on.
+func TestTraceContextFromMeta(t *testing.T) {
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for _, tc := range []struct {
+		name       string
+		meta       map[string]any
+		parent     string
+		tracestate string
+	}{
+		{"traceparent", map[string]any{"traceparent": tp}, tp, ""},
+		{"with tracestate", map[string]any{"traceparent": tp, "tracestate": "vendor=opaque,rojo=00f067aa0ba902b7"}, tp, "vendor=opaque,rojo=00f067aa0ba902b7"},
+		{"none", map[string]any{"dev.slotd/locale": "ru"}, "", ""},
+		{"not a string", map[string]any{"traceparent": map[string]any{"version": 0}}, "", ""},
+		{"newline", map[string]any{"traceparent": tp + "\r\nauthorization: Bearer stolen"}, "", ""},
+		{"NUL", map[string]any{"traceparent": "00-\x00"}, "", ""},
+		{"unicode", map[string]any{"traceparent": "00-•• 4417"}, "", ""},
+		{"long", map[string]any{"traceparent": tp, "tracestate": strings.Repeat("k=v,", 10000)}, tp, ""},
+	} {
+		req := &sdk.CallToolRequest{Params: &sdk.CallToolParamsRaw{Name: "bank_open_dispute", Meta: tc.meta}}
+		md := mdOf(req)
+		if got := strings.Join(md.Get("traceparent"), "|"); got != tc.parent {
+			t.Errorf("%s: traceparent metadata %q, want %q", tc.name, got, tc.parent)
+		}
+		if got := strings.Join(md.Get("tracestate"), "|"); got != tc.tracestate {
+			t.Errorf("%s: tracestate metadata %q, want %q", tc.name, got, tc.tracestate)
+		}
+		if len(md.Get("x-request-id")) != 1 {
+			t.Errorf("%s: metadata %v lost its request id", tc.name, md)
+		}
+	}
+}

@@ -252,10 +252,13 @@ func tooDeep(b []byte, max int) bool {
 
 // Headers that pass between HTTP and gRPC under their own names; others
 // follow grpc-gateway's defaults (Authorization passes through as
-// "authorization" metadata; Grpc-Metadata-* both ways).
+// "authorization" metadata; Grpc-Metadata-* both ways). The W3C trace
+// context passes so that a turn over HTTP is traced as the caller's child.
 var passHeaders = map[string]string{
 	"slotd-replayed": "Slotd-Replayed",
 	"x-request-id":   "X-Request-Id",
+	"traceparent":    "Traceparent",
+	"tracestate":     "Tracestate",
 }
 
 func incomingHeader(key string) (string, bool) {

@@ -9,6 +9,7 @@ import (
 	"net/http/pprof"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -19,6 +20,7 @@ import (
 	"github.com/slotd/slotd/internal/logline"
 	"github.com/slotd/slotd/internal/metrics"
 	"github.com/slotd/slotd/internal/redact"
+	"github.com/slotd/slotd/internal/tracing"
 	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session/pgstore"
 )
@@ -35,12 +37,17 @@ type observer struct {
 	readTimeout time.Duration
 	// now is the clock of the log lines.
 	now func() time.Time
+	// tracer makes the calls' spans; nil when tracing is off.
+	tracer trace.Tracer
 }
 
 // newObserver makes the collectors and binds the metrics listener, so that
 // a busy port fails New like the gRPC one does.
 func newObserver(cfg Config, log *slog.Logger, tools []string, src *certs.Source) (*observer, error) {
 	o := &observer{m: metrics.New(tools), log: log, readTimeout: cfg.HTTPReadTimeout, now: time.Now}
+	if cfg.Tracer != nil {
+		o.tracer = cfg.Tracer.Tracer(tracing.Name)
+	}
 	if cfg.MetricsListen == "" {
 		return o, nil
 	}
@@ -112,6 +119,7 @@ func (o *observer) TurnDone(ctx context.Context, r api.TurnReport) {
 		t.Action, t.Replayed, t.Facts = string(res.Action), res.Replayed, res.Facts
 	}
 	o.m.TurnDone(t)
+	o.annotateTurn(ctx, r, t)
 	o.logTurn(ctx, r, t)
 }
 
@@ -144,6 +152,7 @@ type turnWriter interface {
 // ids, never a slot value or an argument: what the user said stays out of
 // the logs, and a card number above all. Ids are masked like any echoed
 // input, in case a caller put a card number in one.
+// A traced turn's line carries its trace id.
 func (o *observer) logTurn(ctx context.Context, r api.TurnReport, t metrics.Turn) {
 	level := slog.LevelInfo
 	switch r.Code {
@@ -164,6 +173,9 @@ func (o *observer) logTurn(ctx context.Context, r api.TurnReport, t metrics.Turn
 	line := logline.Turn{Time: now, Level: level, RequestID: api.RequestID(ctx),
 		Tenant: in.Tenant, Tool: o.m.Tool(in.Tool), ConversationID: conversation, TurnID: turn,
 		Action: t.Action, Code: r.Code.String(), LatencyMS: latency, Result: r.Result}
+	if traced := trace.SpanContextFromContext(ctx); traced.IsValid() {
+		line.TraceID = traced.TraceID().String()
+	}
 	h := o.log.Handler()
 	if w, ok := h.(turnWriter); ok {
 		if written, _ := w.WriteTurn(line); written {

@@ -96,7 +96,8 @@ func randomReport(r *rand.Rand) (api.TurnReport, metrics.Turn) {
 }
 
 // The turn line logline writes is the one slog's JSON handler writes of
-// the turn's record, byte for byte.
+// the turn's record, byte for byte, but for the format characters logline
+// escapes in every line.
 func TestTurnLineAsSlogWritesIt(t *testing.T) {
 	t.Parallel()
 	var got, want bytes.Buffer

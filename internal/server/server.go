@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
@@ -28,6 +29,7 @@ import (
 	"github.com/slotd/slotd/contract"
 	"github.com/slotd/slotd/internal/certs"
 	"github.com/slotd/slotd/internal/mcp"
+	"github.com/slotd/slotd/internal/tracing"
 	"github.com/slotd/slotd/migrations"
 	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
@@ -120,6 +122,10 @@ type Config struct {
 	TrustClientClock bool
 	// Clock is the server's clock; time.Now when nil.
 	Clock func() time.Time
+	// Tracer makes the spans of turns and of their Postgres round trips
+	// (trace.go); nil traces nothing. slotd serve builds it from the
+	// OTEL_* environment (internal/tracing).
+	Tracer trace.TracerProvider
 }
 
 // maxRecvMsgSize is the transport's own bound, above api.Limits'
@@ -282,7 +288,7 @@ func (s *Server) newGRPC(keys *auth.Keys, withTLS bool) *grpc.Server {
 		grpc.NumStreamWorkers(uint32(16*runtime.GOMAXPROCS(0))),
 		// Errors comes last, so that every handler's error becomes a status
 		// with a problem before the gRPC metrics read its code.
-		grpc.ChainUnaryInterceptor(s.guard.Recover(), s.obs.unary(), s.guard.Limit(), s.guard.Errors()),
+		grpc.ChainUnaryInterceptor(s.guard.Recover(), s.obs.trace(), s.obs.unary(), s.guard.Limit(), s.guard.Errors()),
 		grpc.ChainStreamInterceptor(s.guard.RecoverStream(), s.obs.stream(), s.guard.ErrorsStream()),
 	)
 	if withTLS {
@@ -329,6 +335,9 @@ func (s *Server) openStore() error {
 		pcfg.MaxConns = int32(4 * runtime.GOMAXPROCS(0))
 	}
 	ConfigurePool(pcfg)
+	if cfg.Tracer != nil {
+		pcfg.ConnConfig.Tracer = tracing.PoolTracer(cfg.Tracer)
+	}
 	if s.pool, err = pgxpool.NewWithConfig(context.Background(), pcfg); err != nil {
 		return errors.New("postgres pool: " + safeErr(err))
 	}
