@@ -56,6 +56,8 @@ type Config struct {
 	StaleAfter time.Duration
 	// SignInTTL is how long a sign-in lasts; DefaultSignInTTL when 0.
 	SignInTTL time.Duration
+	// PageSize is the sessions a page lists; DefaultPageSize when 0.
+	PageSize int
 	// BehindTLS marks cookies Secure on plaintext requests too: TLS ends
 	// in front of slotd.
 	BehindTLS bool
@@ -83,6 +85,9 @@ func New(cfg Config) (*Console, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
+	}
+	if cfg.PageSize <= 0 {
+		cfg.PageSize = DefaultPageSize
 	}
 	if cfg.SignInTTL <= 0 {
 		cfg.SignInTTL = DefaultSignInTTL

@@ -17,8 +17,8 @@ import (
 	"github.com/slotd/slotd/session"
 )
 
-// pageSize is the sessions shown per page.
-const pageSize = 50
+// DefaultPageSize is the sessions a page lists unless configured.
+const DefaultPageSize = 50
 
 // bar is one bar of a chart, its geometry worked out here: the CSP allows
 // no inline style, and SVG attributes need none.
@@ -152,7 +152,7 @@ func (c *Console) sessions(w http.ResponseWriter, r *http.Request, p *page) {
 	for i := int32(1); i < int32(len(slotdv1.SessionStatus_name)); i++ {
 		d.Statuses = append(d.Statuses, statusName(slotdv1.SessionStatus(i)))
 	}
-	req := &slotdv1.ListSessionsRequest{Tenant: f.Tenant, Tool: f.Tool, PageSize: pageSize, PageToken: f.Page}
+	req := &slotdv1.ListSessionsRequest{Tenant: f.Tenant, Tool: f.Tool, PageSize: int32(c.cfg.PageSize), PageToken: f.Page}
 	p.Nav, p.Data = "sessions", &d
 	if f.Status != "" {
 		v, ok := slotdv1.SessionStatus_value["SESSION_STATUS_"+strings.ToUpper(f.Status)]
