@@ -94,7 +94,7 @@ func New(cfg Config) (*Console, error) {
 	}
 	c := &Console{cfg: cfg, pages: map[string]*template.Template{}, signins: newSignins(cfg.SignInTTL, cfg.Clock),
 		turns: newSampler(cfg.Metrics)}
-	for _, name := range []string{"signin", "overview", "sessions", "confirm", "done", "story", "contracts", "error"} {
+	for _, name := range []string{"signin", "overview", "sessions", "confirm", "done", "story", "erased", "contracts", "error"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -115,6 +115,7 @@ func New(cfg Config) (*Console, error) {
 	mux.Handle("GET "+Path+"sessions", c.operator(c.sessions))
 	mux.Handle("POST "+Path+"sessions/reset", c.operator(c.reset))
 	mux.Handle("GET "+Path+"story", c.operator(c.story))
+	mux.Handle("POST "+Path+"story/erase", c.operator(c.erase))
 	mux.Handle("GET "+Path+"contracts", c.operator(c.contracts))
 	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusNotFound, "error", &page{Error: "console.not_found"})

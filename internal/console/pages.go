@@ -295,6 +295,8 @@ type slotStory struct {
 }
 
 type storyData struct {
+	// Sel is the session's value for the reset form.
+	Sel                                    string
 	Tenant, ID, Conversation, Tool, Status string
 	Version                                int64
 	Missing                                []string
@@ -331,7 +333,7 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 		return
 	}
 	s := h.GetSession()
-	d := storyData{Tenant: req.Tenant, ID: s.GetId(), Conversation: s.GetConversationId(), Tool: s.GetTool(),
+	d := storyData{Sel: url.PathEscape(req.Tenant) + "/" + s.GetId(), Tenant: req.Tenant, ID: s.GetId(), Conversation: s.GetConversationId(), Tool: s.GetTool(),
 		Status: statusName(s.GetStatus()), Version: s.GetVersion(), Missing: s.GetMissing()}
 	byTurn := map[string]int{}
 	for _, t := range h.GetTurns() {
@@ -380,6 +382,33 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 	}
 	p.Data = d
 	c.render(w, r, http.StatusOK, "story", p)
+}
+
+type erasedData struct {
+	Found    bool
+	Sessions int32
+	Hash, By string
+}
+
+// erase erases a conversation through AdminService.EraseConversation,
+// which records it under the admin key's name. The conversation id must
+// be typed again: a slip of the mouse erases nothing.
+func (c *Console) erase(w http.ResponseWriter, r *http.Request, p *page) {
+	tenant, conv := r.PostFormValue("tenant"), r.PostFormValue("conversation")
+	p.Nav = "sessions"
+	if conv == "" || r.PostFormValue("typed") != conv {
+		p.Error = "console.erase.mismatch"
+		c.render(w, r, http.StatusBadRequest, "error", p)
+		return
+	}
+	got, err := c.cfg.Admin.EraseConversation(r.Context(), &slotdv1.EraseConversationRequest{Tenant: tenant, ConversationId: conv})
+	if err != nil {
+		p.Problem = c.failure(r.Context(), err)
+		c.render(w, r, http.StatusBadRequest, "error", p)
+		return
+	}
+	p.Data = erasedData{Found: got.GetFound(), Sessions: got.GetSessionsErased(), Hash: got.GetConversationHash(), By: got.GetErasedBy()}
+	c.render(w, r, http.StatusOK, "erased", p)
 }
 
 type propertyRow struct {

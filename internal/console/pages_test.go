@@ -343,3 +343,44 @@ func readAll(resp *http.Response) string {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }
+
+// Erasing from the story needs the conversation id typed again, and is
+// recorded by the admin key's name.
+func TestEraseFromStory(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "", "ops:"+adminKey, 0)
+	f.turn("acme", "erase-me", "bank.open_dispute", "t1", map[string]any{"reason": "fraud"})
+	f.turn("acme", "keep-me", "bank.open_dispute", "t1", map[string]any{"reason": "fraud"})
+	srv := httptest.NewServer(f.console)
+	defer srv.Close()
+	c, token := signedIn(t, srv)
+	resp, body := get(t, c, srv.URL+"/console/story?tenant=acme&conversation=erase-me")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `action="/console/story/erase"`) || !strings.Contains(body, `id="reset-one"`) {
+		t.Fatalf("story: %d, no erase or reset form\n%s", resp.StatusCode, body)
+	}
+	for _, typed := range []string{"", "erase-m", "ERASE-ME", "erase-me ", "keep-me"} {
+		resp, _ := post(t, c, srv.URL+"/console/story/erase", url.Values{"csrf": {token}, "tenant": {"acme"}, "conversation": {"erase-me"}, "typed": {typed}})
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("typed %q: %d, want 400", typed, resp.StatusCode)
+		}
+	}
+	if n := len(f.active()); n != 2 {
+		t.Fatalf("a mistyped erasure erased: %d sessions left", n)
+	}
+	if resp, _ := post(t, c, srv.URL+"/console/story/erase", url.Values{"tenant": {"acme"}, "conversation": {"erase-me"}, "typed": {"erase-me"}}); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("erase without the CSRF token: %d", resp.StatusCode)
+	}
+	resp, body = post(t, c, srv.URL+"/console/story/erase", url.Values{"csrf": {token}, "tenant": {"acme"}, "conversation": {"erase-me"}, "typed": {"erase-me"}})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Erased; sessions: 1.") || !strings.Contains(body, "by ops") || strings.Contains(body, "erase-me") {
+		t.Fatalf("erase: %d\n%s", resp.StatusCode, body)
+	}
+	if active := f.active(); len(active) != 1 || active[0].Key.ConversationID != "keep-me" {
+		t.Errorf("after the erasure: %v", active)
+	}
+	if resp, _ := get(t, c, srv.URL+"/console/story?tenant=acme&conversation=erase-me"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the erased story: %d, want 404", resp.StatusCode)
+	}
+	if !strings.Contains(f.logs.String(), `"msg":"erased conversation"`) || !strings.Contains(f.logs.String(), `"by":"ops"`) {
+		t.Errorf("the erasure is not logged by ops:\n%s", f.logs.String())
+	}
+}

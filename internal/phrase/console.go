@@ -11,6 +11,12 @@ func init() {
 }
 
 var consoleEnglish = map[string]string{
+	"console.erase":                 "Erase the conversation",
+	"console.erase.type":            "Type the conversation id to erase it:",
+	"console.erase.mismatch":        "The typed conversation id does not match; nothing was erased.",
+	"console.erase.done":            "Erased; sessions: {count}.",
+	"console.erase.nothing":         "slotd held nothing of this conversation; the erasure is recorded.",
+	"console.erase.record":          "Recorded as {hash}, by {by}.",
 	"console.nav":                   "Console",
 	"console.overview":              "Overview",
 	"console.sessions":              "Sessions",
@@ -107,6 +113,12 @@ var consoleEnglish = map[string]string{
 }
 
 var consoleRussian = map[string]string{
+	"console.erase":                 "Стереть разговор",
+	"console.erase.type":            "Введите id разговора, чтобы стереть его:",
+	"console.erase.mismatch":        "Введённый id разговора не совпадает; ничего не стёрто.",
+	"console.erase.done":            "Стёрто; сессий: {count}.",
+	"console.erase.nothing":         "У slotd ничего не было об этом разговоре; стирание записано.",
+	"console.erase.record":          "Записано как {hash}, кем: {by}.",
 	"console.nav":                   "Консоль",
 	"console.overview":              "Обзор",
 	"console.sessions":              "Сессии",
@@ -203,6 +215,12 @@ var consoleRussian = map[string]string{
 }
 
 var consoleUkrainian = map[string]string{
+	"console.erase":                 "Стерти розмову",
+	"console.erase.type":            "Введіть id розмови, щоб стерти її:",
+	"console.erase.mismatch":        "Введений id розмови не збігається; нічого не стерто.",
+	"console.erase.done":            "Стерто; сесій: {count}.",
+	"console.erase.nothing":         "slotd не мав нічого про цю розмову; стирання записано.",
+	"console.erase.record":          "Записано як {hash}, ким: {by}.",
 	"console.nav":                   "Консоль",
 	"console.overview":              "Огляд",
 	"console.sessions":              "Сесії",
