@@ -56,6 +56,10 @@ type Config struct {
 	StaleAfter time.Duration
 	// SignInTTL is how long a sign-in lasts; DefaultSignInTTL when 0.
 	SignInTTL time.Duration
+	// OnRefuse is told of each refused sign-in: "unauthenticated" (a key
+	// that is none of the server's) or "permission_denied" (a tenant's
+	// key; a keyless server's non-loopback client).
+	OnRefuse func(reason string)
 	// PageSize is the sessions a page lists; DefaultPageSize when 0.
 	PageSize int
 	// BehindTLS marks cookies Secure on plaintext requests too: TLS ends

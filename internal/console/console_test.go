@@ -59,6 +59,8 @@ type fixture struct {
 	console *console.Console
 	logs    *logs
 	now     time.Time
+	mu      sync.Mutex
+	refused map[string]int
 }
 
 func newFixture(t *testing.T, apiKeys, adminKeys string, pageSize int) *fixture {
@@ -67,7 +69,7 @@ func newFixture(t *testing.T, apiKeys, adminKeys string, pageSize int) *fixture 
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, logs: &logs{}, now: time.Now()}
+	f := &fixture{t: t, logs: &logs{}, now: time.Now(), refused: map[string]int{}}
 	clock := func() time.Time { return f.now }
 	f.engine = session.NewEngine(memstore.New(), cat, clock)
 	keys, err := auth.Parse(apiKeys, adminKeys)
@@ -77,7 +79,8 @@ func newFixture(t *testing.T, apiKeys, adminKeys string, pageSize int) *fixture 
 	log := slog.New(slog.NewJSONHandler(f.logs, nil))
 	f.slots = api.NewSlotService(f.engine)
 	f.console, err = console.New(console.Config{Admin: api.NewAdminService(f.engine, log, clock), Engine: f.engine,
-		Keys: keys, StaleAfter: 30 * time.Minute, PageSize: pageSize, Log: log, Clock: clock})
+		Keys: keys, StaleAfter: 30 * time.Minute, PageSize: pageSize, Log: log, Clock: clock,
+		OnRefuse: func(reason string) { f.mu.Lock(); f.refused[reason]++; f.mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +213,11 @@ func TestSignIn(t *testing.T) {
 			t.Errorf("%s: the sessions page opened: %d", tc.name, resp.StatusCode)
 		}
 	}
+	f.mu.Lock()
+	if f.refused["unauthenticated"] != 4 || f.refused["permission_denied"] != 1 {
+		t.Errorf("refused sign-ins counted %v, want 4 unauthenticated and 1 permission_denied", f.refused)
+	}
+	f.mu.Unlock()
 	if strings.Contains(f.logs.String(), tenantKey) || strings.Contains(f.logs.String(), adminKey) {
 		t.Errorf("a key is in the log:\n%s", f.logs.String())
 	}
@@ -364,5 +372,21 @@ func TestKeylessLoopbackOnly(t *testing.T) {
 		if w := do(remote, r); w.Code != http.StatusOK {
 			t.Errorf("a keyless sign-in's cookie from %s: %d, want 200", remote, w.Code)
 		}
+	}
+}
+
+// A form past 64 KiB is not read: its token with it, so it is refused.
+func TestFormBound(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "", "ops:"+adminKey, 0)
+	srv := httptest.NewServer(f.console)
+	defer srv.Close()
+	c, token := signedIn(t, srv)
+	big := url.Values{"csrf": {token}, "sel": {strings.Repeat("a", 70<<10)}}
+	if resp, _ := post(t, c, srv.URL+"/console/sessions/reset", big); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a 70 KiB form: %d, want 403", resp.StatusCode)
+	}
+	if resp, _ := post(t, c, srv.URL+"/console/sessions/reset", url.Values{"csrf": {token}, "sel": {"x/y"}}); resp.StatusCode != http.StatusOK {
+		t.Errorf("a small form: %d, want the confirmation", resp.StatusCode)
 	}
 }

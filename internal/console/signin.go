@@ -151,6 +151,13 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	refuse := func(status int, why string) {
 		c.cfg.Log.WarnContext(r.Context(), "console sign-in refused", "reason", why)
+		if c.cfg.OnRefuse != nil {
+			reason := "permission_denied"
+			if status == http.StatusUnauthorized {
+				reason = "unauthenticated"
+			}
+			c.cfg.OnRefuse(reason)
+		}
 		pre := token()
 		http.SetCookie(w, &http.Cookie{Name: preCookie, Value: pre, Path: Path, MaxAge: 3600,
 			HttpOnly: true, Secure: c.secure(r), SameSite: http.SameSiteStrictMode})

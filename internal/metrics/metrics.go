@@ -158,7 +158,7 @@ func New(tools []string) *Metrics {
 
 	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "slotd_refused_calls_total",
-		Help: "Calls refused at the edge before their request was read, by listener (grpc, http) and reason (unauthenticated, permission_denied, overloaded).",
+		Help: "Calls refused at the edge before their request was read, by listener (grpc, http, console: a refused sign-in) and reason (unauthenticated, permission_denied, overloaded).",
 	}, []string{"listener", "reason"})
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),

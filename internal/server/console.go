@@ -23,7 +23,8 @@ func (s *Server) mountConsole(keys *auth.Keys) error {
 		c, err := console.New(console.Config{
 			Admin: api.NewAdminService(s.engine, s.log, s.cfg.Clock), Engine: s.engine, Keys: keys,
 			Metrics: s.obs.m.Registry(), StaleAfter: s.cfg.StaleAfter, BehindTLS: s.cfg.AllowPlaintext,
-			Log: s.log, Clock: s.cfg.Clock,
+			OnRefuse: func(reason string) { s.obs.m.Refused("console", reason) },
+			Log:      s.log, Clock: s.cfg.Clock,
 		})
 		if err != nil {
 			return err
