@@ -84,13 +84,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	shot := func(name string) chromedp.Action {
 		return chromedp.ActionFunc(func(ctx context.Context) error {
 			var b []byte
-			if err := chromedp.FullScreenshot(&b, 80).Do(ctx); err != nil {
+			if err := chromedp.FullScreenshot(&b, 100).Do(ctx); err != nil { // 100: PNG
 				return err
 			}
-			return os.WriteFile(filepath.Join(shots, name+".jpg"), b, 0o644)
+			return os.WriteFile(filepath.Join(shots, name+".png"), b, 0o644)
 		})
 	}
-	var refused, confirm, done, status string
+	var refused, confirm, done, status, story string
 	var rows []*cdp.Node
 	err = chromedp.Run(ctx,
 		cdplog.Enable(),
@@ -120,6 +120,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Navigate(base+"/console/sessions?status=reset"),
 		chromedp.WaitVisible("#reset", chromedp.ByID),
 		chromedp.Text("table.list tbody", &status, chromedp.ByQuery),
+		// The reset session's story: its turn, and the slot cleared.
+		chromedp.Click(`table.list tbody a`, chromedp.ByQuery),
+		chromedp.WaitVisible("#steps", chromedp.ByID),
+		chromedp.Text("#steps", &story, chromedp.ByID),
+		shot("story"),
+		chromedp.Navigate(base+"/console/contracts"),
+		chromedp.WaitVisible("#bank\\.open_dispute", chromedp.ByQuery),
+		shot("contracts"),
 	)
 	if err != nil {
 		t.Fatalf("browser: %v (log: %s)", err, p.log)
@@ -127,6 +135,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	t.Logf("screenshots in %s", shots)
 	if !strings.Contains(refused, "tenant") {
 		t.Errorf("the tenant's key was not refused as one: %q", refused)
+	}
+	if !strings.Contains(story, "filled") || !strings.Contains(story, "cleared") || !strings.Contains(story, `"fraud"`) {
+		t.Errorf("the story of the reset session does not show the slot filled, then cleared: %q", story)
 	}
 	if len(rows) != 2 {
 		t.Errorf("the sessions page lists %d sessions, want 2", len(rows))
