@@ -384,3 +384,26 @@ func TestEraseFromStory(t *testing.T) {
 		t.Errorf("the erasure is not logged by ops:\n%s", f.logs.String())
 	}
 }
+
+// The overview counts the active sessions idle past --stale-after, and
+// links to them.
+func TestOverviewStale(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "", "ops:"+adminKey, 0)
+	f.turn("acme", "old-1", "bank.open_dispute", "t", map[string]any{"reason": "fraud"})
+	f.turn("beta", "old-2", "bank.open_dispute", "t", map[string]any{"reason": "fraud"})
+	f.now = f.now.Add(40 * time.Minute)
+	f.turn("acme", "fresh", "bank.open_dispute", "t", map[string]any{"reason": "fraud"})
+	srv := httptest.NewServer(f.console)
+	defer srv.Close()
+	c, _ := signedIn(t, srv)
+	resp, body := get(t, c, srv.URL+"/console/")
+	link := `<a id="stale" href="/console/sessions?stale=30m0s&amp;status=active">2</a>`
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, link) {
+		t.Fatalf("overview: %d, want %s\n%s", resp.StatusCode, link, body)
+	}
+	_, body = get(t, c, srv.URL+"/console/sessions?stale=30m0s&status=active")
+	if got := picks(body); len(got) != 2 {
+		t.Errorf("the stale link lists %v", got)
+	}
+}
