@@ -322,6 +322,11 @@ func TestLanguage(t *testing.T) {
 			t.Errorf("Accept-Language %q: want %q", tc.accept, tc.want)
 		}
 	}
+	// The switch keeps the page's query.
+	_, body := get(t, c, srv.URL+"/console/sessions?tenant=acme&status=active")
+	if !strings.Contains(body, `href="/console/sessions?lang=ru&amp;status=active&amp;tenant=acme"`) {
+		t.Errorf("the switch to ru loses the query:\n%s", body)
+	}
 	// The switch: remembered, and the page without ?lang.
 	resp, _ := get(t, c, srv.URL+"/console/sessions?lang=uk&tenant=acme")
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/sessions?tenant=acme" {

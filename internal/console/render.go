@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"golang.org/x/text/language"
 
@@ -26,6 +27,17 @@ type page struct {
 	Data any
 
 	signinID string
+	here     *url.URL
+}
+
+// LangLink is this page in language l: the switch keeps the page's query.
+func (p *page) LangLink(l phrase.Language) string {
+	if p.here == nil {
+		return "?lang=" + l.String()
+	}
+	q := p.here.Query()
+	q.Set("lang", l.String())
+	return p.here.Path + "?" + q.Encode()
 }
 
 // T is the phrase of key in the page's language; args are name, value
@@ -74,7 +86,11 @@ func lang(r *http.Request) phrase.Language {
 // render writes a page, whole or not at all: a template that fails is an
 // error page, never half a page.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page) {
-	p.Lang = lang(r)
+	p.Lang, p.here = lang(r), r.URL
+	if r.Method != http.MethodGet {
+		// A POST's page is not one to come back to.
+		p.here = &url.URL{Path: Path}
+	}
 	var b bytes.Buffer
 	if err := c.pages[name].Execute(&b, p); err != nil {
 		c.cfg.Log.ErrorContext(r.Context(), "console page failed", "page", name, "err", err)
