@@ -16,9 +16,9 @@ import (
 
 var serveCommand = &command{
 	name:    "serve",
-	summary: "run the gRPC server, the HTTP/JSON gateway with /mcp, and /metrics",
-	about: `Runs slotd: gRPC on --listen, the HTTP/JSON gateway and MCP (/mcp) on
---http-listen, /metrics, /healthz and /readyz on --metrics-listen. It applies
+	summary: "run the gRPC server, the HTTP/JSON gateway with /mcp and the console, and /metrics",
+	about: `Runs slotd: gRPC on --listen, the HTTP/JSON gateway, MCP (/mcp) and the
+ops console (/console/, signed in with an admin key) on --http-listen, /metrics, /healthz and /readyz on --metrics-listen. It applies
 the database schema at start (as slotd migrate does) and stops gracefully on
 SIGTERM or Ctrl-C. Its log is JSON on stderr.
 
