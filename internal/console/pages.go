@@ -302,7 +302,11 @@ type storyData struct {
 	Missing                                []string
 	Steps                                  []step
 	Slots                                  []slotStory
+	// Others are the conversation's other open sessions, one per tool.
+	Others []otherSession
 }
+
+type otherSession struct{ Tool, ID, Link string }
 
 // text is a value as the admin API sends it, in JSON; "—" for none.
 func text(v *structpb.Value) string {
@@ -319,7 +323,7 @@ func text(v *structpb.Value) string {
 func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 	q := r.URL.Query()
 	req := &slotdv1.GetSessionHistoryRequest{Tenant: q.Get("tenant"), ConversationId: q.Get("conversation"),
-		SessionId: q.Get("session")}
+		SessionId: q.Get("session"), Tool: q.Get("tool")}
 	p.Nav = "sessions"
 	if req.ConversationId == "" && req.SessionId == "" {
 		p.Error = "console.story.which"
@@ -380,8 +384,26 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 	for _, n := range names {
 		d.Slots = append(d.Slots, *slots[n])
 	}
+	d.Others = c.others(r, req.Tenant, d.Conversation, d.ID)
 	p.Data = d
 	c.render(w, r, http.StatusOK, "story", p)
+}
+
+// others are the conversation's open sessions of each tool but the one
+// shown, looked up as GetSessionHistory looks sessions up. Ended sessions
+// other than the latest are not found this way: no admin call lists a
+// conversation's sessions.
+func (c *Console) others(r *http.Request, tenant, conv, shown string) []otherSession {
+	var out []otherSession
+	for _, tool := range c.cfg.Engine.Contracts().Names() {
+		s, err := c.cfg.Engine.Find(r.Context(), session.Lookup{Tenant: tenant, ConversationID: conv, Tool: tool}, tenant == "")
+		if err != nil || s.ID == shown {
+			continue
+		}
+		out = append(out, otherSession{Tool: tool, ID: s.ID,
+			Link: Path + "story?" + url.Values{"tenant": {s.Key.Tenant}, "session": {s.ID}}.Encode()})
+	}
+	return out
 }
 
 type erasedData struct {

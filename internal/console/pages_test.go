@@ -200,10 +200,17 @@ func TestStory(t *testing.T) {
 	f.turn("acme", "dispute-1", "bank.open_dispute", "turn-1", map[string]any{"reason": "fraud", "original_operation_id": "op-SECRET-77"})
 	f.now = f.now.Add(time.Minute)
 	resp := f.turn("acme", "dispute-1", "bank.open_dispute", "turn-2", map[string]any{"reason": "duplicate", "card_last4": "4455"})
+	balance := f.turn("acme", "dispute-1", "bank.check_balance", "turn-3", map[string]any{})
 	srv := httptest.NewServer(f.console)
 	defer srv.Close()
 	c, _ := signedIn(t, srv)
-	for _, q := range []string{"tenant=acme&conversation=dispute-1", "session=" + resp.GetSession().GetId()} {
+	// The conversation alone: its most recently used session, and a link
+	// to the dispute.
+	if _, body := get(t, c, srv.URL+"/console/story?tenant=acme&conversation=dispute-1"); !strings.Contains(body, "<dd>bank.check_balance</dd>") ||
+		!strings.Contains(body, "session="+resp.GetSession().GetId()) {
+		t.Errorf("the conversation's story does not show its latest session with a link to the other:\n%s", body)
+	}
+	for _, q := range []string{"tenant=acme&conversation=dispute-1&tool=bank.open_dispute", "session=" + resp.GetSession().GetId()} {
 		r, body := get(t, c, srv.URL+"/console/story?"+q)
 		if r.StatusCode != http.StatusOK {
 			t.Fatalf("story?%s: %d\n%s", q, r.StatusCode, body)
@@ -218,6 +225,9 @@ func TestStory(t *testing.T) {
 		}
 		if testing.Verbose() {
 			t.Log(body)
+		}
+		if !strings.Contains(body, `id="others"`) || !strings.Contains(body, balance.GetSession().GetId()) || !strings.Contains(body, "bank.check_balance") {
+			t.Errorf("story?%s does not link the conversation's other open session", q)
 		}
 		if strings.Contains(body, "op-SECRET-77") {
 			t.Errorf("story?%s shows the sensitive value unmasked", q)

@@ -11,6 +11,7 @@ func init() {
 }
 
 var consoleEnglish = map[string]string{
+	"console.others":                "The conversation's other open sessions:",
 	"console.erase":                 "Erase the conversation",
 	"console.erase.type":            "Type the conversation id to erase it:",
 	"console.erase.mismatch":        "The typed conversation id does not match; nothing was erased.",
@@ -113,6 +114,7 @@ var consoleEnglish = map[string]string{
 }
 
 var consoleRussian = map[string]string{
+	"console.others":                "Другие открытые сессии разговора:",
 	"console.erase":                 "Стереть разговор",
 	"console.erase.type":            "Введите id разговора, чтобы стереть его:",
 	"console.erase.mismatch":        "Введённый id разговора не совпадает; ничего не стёрто.",
@@ -215,6 +217,7 @@ var consoleRussian = map[string]string{
 }
 
 var consoleUkrainian = map[string]string{
+	"console.others":                "Інші відкриті сесії розмови:",
 	"console.erase":                 "Стерти розмову",
 	"console.erase.type":            "Введіть id розмови, щоб стерти її:",
 	"console.erase.mismatch":        "Введений id розмови не збігається; нічого не стерто.",
