@@ -129,6 +129,8 @@ type sessionRow struct {
 	// Sel is the row's checkbox value: the tenant, escaped, and the id.
 	Sel   string
 	Story string
+
+	lastUse time.Time
 }
 
 type sessionsData struct {
@@ -189,13 +191,13 @@ func (c *Console) sessions(w http.ResponseWriter, r *http.Request, p *page) {
 			Tool: ss.GetTool(), Status: statusName(ss.GetStatus()), Version: ss.GetVersion(),
 			LastUse: last.UTC().Format(time.DateTime), Idle: now.Sub(last).Truncate(time.Second).String(),
 			Missing: ss.GetMissing(), Sel: url.PathEscape(s.GetTenant()) + "/" + ss.GetId(),
-			Story: Path + "story?" + url.Values{"tenant": {s.GetTenant()}, "session": {ss.GetId()}}.Encode()})
+			Story: Path + "story?" + url.Values{"tenant": {s.GetTenant()}, "session": {ss.GetId()}}.Encode(), lastUse: last})
 	}
-	slices.SortStableFunc(d.Rows, func(a, b sessionRow) int {
+	slices.SortFunc(d.Rows, func(a, b sessionRow) int {
 		if f.Sort == "oldest" {
-			return cmp.Compare(a.LastUse, b.LastUse)
+			return cmp.Or(a.lastUse.Compare(b.lastUse), cmp.Compare(a.ID, b.ID))
 		}
-		return cmp.Compare(b.LastUse, a.LastUse)
+		return cmp.Or(b.lastUse.Compare(a.lastUse), cmp.Compare(b.ID, a.ID))
 	})
 	d.Next = list.GetNextPageToken()
 	c.render(w, r, http.StatusOK, "sessions", p)
