@@ -34,8 +34,18 @@ func TestConsoleInBrowser(t *testing.T) {
 	p := startProcess(t, "--store", "postgres", "--database-url", dbtest.NewDatabase(t),
 		"--api-keys", "bank:"+bankKey, "--admin-keys", "ops:"+adminKey)
 	base := "http://" + p.httpAddr
+	turns := []string{
+		// The README's dispute, then a changed amount (irreversible: it
+		// waits for re-confirmation) and the reason.
+		`{"conversation_id":"chat-42","tool":"bank.open_dispute","turn_id":"chat-42/1","locale":"ru","time_zone":"Europe/Moscow",
+		  "arguments":{"card_last4":"•• 4417","operation_date":"вчера","amount":"1 200,50 ₽"}}`,
+		`{"conversation_id":"chat-42","tool":"bank.open_dispute","turn_id":"chat-42/2","locale":"ru","time_zone":"Europe/Moscow",
+		  "arguments":{"amount":"1 250 ₽","reason":"duplicate"}}`,
+	}
 	for i, conv := range []string{"browser-a", "browser-b"} {
-		body := fmt.Sprintf(`{"conversation_id":%q,"tool":"bank.open_dispute","turn_id":"t%d","arguments":{"reason":"fraud"}}`, conv, i)
+		turns = append(turns, fmt.Sprintf(`{"conversation_id":%q,"tool":"bank.open_dispute","turn_id":"t%d","arguments":{"reason":"fraud"}}`, conv, i))
+	}
+	for _, body := range turns {
 		req, _ := http.NewRequest(http.MethodPost, base+"/v1/turn", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+bankKey)
 		resp, err := http.DefaultClient.Do(req)
@@ -44,7 +54,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("turn of %s: %d", conv, resp.StatusCode)
+			t.Fatalf("turn %s: %d", body, resp.StatusCode)
 		}
 	}
 
@@ -90,7 +100,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			return os.WriteFile(filepath.Join(shots, name+".png"), b, 0o644)
 		})
 	}
-	var refused, confirm, done, status, story string
+	var refused, confirm, done, status, story, dispute string
 	var rows []*cdp.Node
 	err = chromedp.Run(ctx,
 		cdplog.Enable(),
@@ -125,6 +135,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible("#steps", chromedp.ByID),
 		chromedp.Text("#steps", &story, chromedp.ByID),
 		shot("story"),
+		chromedp.Navigate(base+"/console/story?tenant=bank&conversation=chat-42"),
+		chromedp.WaitVisible("#steps", chromedp.ByID),
+		chromedp.Text("main", &dispute, chromedp.ByQuery),
+		shot("dispute"),
 		chromedp.Navigate(base+"/console/contracts"),
 		chromedp.WaitVisible("#bank\\.open_dispute", chromedp.ByQuery),
 		shot("contracts"),
@@ -139,8 +153,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	if !strings.Contains(story, "filled") || !strings.Contains(story, "cleared") || !strings.Contains(story, `"fraud"`) {
 		t.Errorf("the story of the reset session does not show the slot filled, then cleared: %q", story)
 	}
-	if len(rows) != 2 {
-		t.Errorf("the sessions page lists %d sessions, want 2", len(rows))
+	for _, want := range []string{"4417", "waits for re-confirmation", `"1200.50"`, `"1250.00"`, "chat-42/2", "ask"} {
+		if !strings.Contains(dispute, want) {
+			t.Errorf("the dispute's story does not show %q:\n%s", want, dispute)
+		}
+	}
+	if len(rows) != 3 {
+		t.Errorf("the sessions page lists %d sessions, want 3", len(rows))
 	}
 	if !strings.Contains(confirm, "Reset 1 session(s) of the tenants: bank?") {
 		t.Errorf("confirmation: %q", confirm)
