@@ -114,13 +114,8 @@ func (a *AdminService) PurgeSessions(ctx context.Context, req *slotdv1.PurgeSess
 // EraseConversation implements slotd.v1.AdminService. The erasure is
 // recorded, and logged, by a hash of the conversation's id, never the id.
 func (a *AdminService) EraseConversation(ctx context.Context, req *slotdv1.EraseConversationRequest) (*slotdv1.EraseConversationResponse, error) {
-	by := auth.From(ctx).Name
-	if by == "" {
-		// An embedder's context without a principal from the interceptor.
-		by = "unnamed"
-	}
 	key := session.Key{Tenant: req.GetTenant(), ConversationID: req.GetConversationId()}
-	rec, got, err := a.engine.Erase(ctx, key, by, a.clock())
+	rec, got, err := a.engine.Erase(ctx, key, by(ctx), a.clock())
 	if err != nil {
 		return nil, err
 	}
@@ -172,4 +167,32 @@ func historyResponse(v session.View, h *session.History) (*slotdv1.GetSessionHis
 		out.Changes = append(out.Changes, hc)
 	}
 	return out, nil
+}
+
+// ResetSession ends one session of a tenant, as SlotService.ResetSession
+// does for the tenant's own key, for an operator in slotd's process (the
+// console): AdminService has no call that names one session. It is logged
+// with the admin key's name, as an erasure is recorded.
+func (a *AdminService) ResetSession(ctx context.Context, tenant, sessionID string) (*slotdv1.Session, error) {
+	if uuid.Validate(sessionID) != nil {
+		return nil, problem.InvalidRequest("session_id", "not a session id")
+	}
+	ended, _, err := a.engine.Reset(ctx, session.Lookup{Tenant: tenant, SessionID: sessionID}, a.clock())
+	if err != nil {
+		return nil, err
+	}
+	if len(ended) == 0 {
+		return nil, session.ErrNotFound
+	}
+	a.log.InfoContext(ctx, "reset session", "tenant", tenant, "session_id", sessionID, "by", by(ctx))
+	return sessionMessage(a.engine.View(ended[0]))
+}
+
+// by names the admin principal of ctx in the records of what it did.
+func by(ctx context.Context) string {
+	if name := auth.From(ctx).Name; name != "" {
+		return name
+	}
+	// An embedder's context without a principal from the interceptor.
+	return "unnamed"
 }

@@ -58,3 +58,43 @@ func TestEraseConversation(t *testing.T) {
 		t.Errorf("erasing without a conversation_id = %v; want an invalid-request problem", err)
 	}
 }
+
+// ResetSession ends one session of the tenant named, for an operator in
+// the process; it is logged by the admin's name, and a session of another
+// tenant, a made-up id or one that is not an id resets nothing.
+func TestResetSession(t *testing.T) {
+	t.Parallel()
+	cat, err := contract.LoadDir("../contracts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
+	engine := session.NewEngine(memstore.New(), cat, func() time.Time { return now })
+	engine.SetDefaults(session.Defaults{TrustClientClock: true})
+	var logs bytes.Buffer
+	admin := api.NewAdminService(engine, slog.New(slog.NewJSONHandler(&logs, nil)), func() time.Time { return now })
+	res, err := engine.Turn(context.Background(), session.TurnRequest{Tenant: "bank", ConversationID: "c1", Tool: "travel.search_flights",
+		TurnID: "t1", Arguments: map[string]any{"from": "mad"}, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Session.ID
+	ctx := auth.With(context.Background(), auth.Principal{Admin: true, Name: "ops"})
+	for _, tc := range []struct{ tenant, id string }{
+		{"shop", id}, {"bank", "00000000-0000-0000-0000-000000000000"}, {"bank", "'; DELETE FROM sessions; --"}, {"bank", ""},
+	} {
+		if got, err := admin.ResetSession(ctx, tc.tenant, tc.id); err == nil {
+			t.Errorf("ResetSession(%q, %q) = %v, want an error", tc.tenant, tc.id, got)
+		}
+	}
+	got, err := admin.ResetSession(ctx, "bank", id)
+	if err != nil || got.GetStatus() != slotdv1.SessionStatus_SESSION_STATUS_RESET || got.GetId() != id {
+		t.Fatalf("ResetSession = %v, %v; want the session, reset", got, err)
+	}
+	if n := strings.Count(logs.String(), `"msg":"reset session"`); n != 1 || !strings.Contains(logs.String(), `"by":"ops"`) {
+		t.Errorf("the reset is not logged once by ops: %s", logs.String())
+	}
+	if _, err := admin.ResetSession(ctx, "bank", id); err == nil {
+		t.Error("an ended session was reset again")
+	}
+}

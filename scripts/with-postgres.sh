@@ -9,7 +9,8 @@
 #
 # The tests that run slotd behind a connection pooler start their own
 # pgbouncer in front of that server; it is installed with apt-get when
-# absent, as Postgres is.
+# absent, as Postgres is; so is chromium, which the console's browser test
+# drives.
 #
 # The command sees SLOTD_TEST_DATABASE_URL (the server's maintenance database,
 # where tests create their own databases) and SLOTD_DATABASE_URL (a database
@@ -97,6 +98,24 @@ ensure_pgbouncer() {
 	fi
 }
 ensure_pgbouncer
+
+# ensure_chromium installs Debian's chromium, which the console's browser
+# test drives, when it is missing and can be; the test fails and says so
+# when it cannot.
+ensure_chromium() {
+	if [ -x /usr/bin/chromium ]; then
+		return 0
+	fi
+	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+		log "no chromium; installing it with apt-get"
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || true
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2 ||
+			log "could not install chromium: the console's browser test will fail and say so"
+	else
+		log "no chromium, and it cannot be installed here (apt-get install chromium): the console's browser test will fail and say so"
+	fi
+}
+ensure_chromium
 
 if [ -n "${SLOTD_TEST_DATABASE_URL:-}" ]; then
 	if ! can_connect "$SLOTD_TEST_DATABASE_URL"; then

@@ -20,9 +20,9 @@ import (
 
 var serveCommand = &command{
 	name:    "serve",
-	summary: "run the gRPC server, the HTTP/JSON gateway with /mcp, and /metrics",
-	about: `Runs slotd: gRPC on --listen, the HTTP/JSON gateway and MCP (/mcp) on
---http-listen, /metrics, /healthz and /readyz on --metrics-listen. It applies
+	summary: "run the gRPC server, the HTTP/JSON gateway with /mcp and the console, and /metrics",
+	about: `Runs slotd: gRPC on --listen, the HTTP/JSON gateway, MCP (/mcp) and the
+ops console (/console/, signed in with an admin key) on --http-listen, /metrics, /healthz and /readyz on --metrics-listen. It applies
 the database schema at start (as slotd migrate does) and stops gracefully on
 SIGTERM or Ctrl-C. Its log is JSON on stderr.
 
@@ -85,6 +85,8 @@ func serveFlags(fs *flags, cfg *server.Config) (finish func() error) {
 	fs.String(&cfg.HTTPListen, "http-listen", "SLOTD_HTTP_LISTEN", "127.0.0.1:8080", "HTTP/JSON gateway and /mcp address; empty serves none")
 	mcpOn := true
 	fs.Bool(&mcpOn, "mcp", "SLOTD_MCP", true, "serve MCP (Streamable HTTP) at /mcp on the HTTP listener; --mcp=false turns it off")
+	consoleOn := true
+	fs.Bool(&consoleOn, "console", "SLOTD_CONSOLE", true, "serve the ops console at /console/ on the HTTP listener (sign-in with an admin key); --console=false turns it off")
 	fs.Int(&cfg.MCP.MaxSessions, "mcp-max-sessions", "SLOTD_MCP_MAX_SESSIONS", mcp.DefaultMaxSessions, "MCP sessions held at once, of all tenants; past it a new one gets 503")
 	fs.Int(&cfg.MCP.MaxTenantSessions, "mcp-max-tenant-sessions", "SLOTD_MCP_MAX_TENANT_SESSIONS", mcp.DefaultMaxTenantSessions, "MCP sessions of one tenant; past it the tenant's least recently used idle one closes, or a new one gets 429 when none is idle")
 	fs.Duration(&cfg.MCP.SessionIdle, "mcp-session-idle", "SLOTD_MCP_SESSION_IDLE", mcp.DefaultSessionIdle, "idle time after which an MCP session closes")
@@ -121,6 +123,7 @@ func serveFlags(fs *flags, cfg *server.Config) (finish func() error) {
 	fs.String(&clientClock, "client-clock", "SLOTD_CLIENT_CLOCK", "window", "window: a turn's now must be within 5m of the server's clock; trust: any now (replays, scripts, tests)")
 	return func() error {
 		cfg.DisableMCP = !mcpOn
+		cfg.DisableConsole = !consoleOn
 		if err := oneOf("client-clock", clientClock, []string{"window", "trust"}); err != nil {
 			return err
 		}

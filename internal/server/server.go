@@ -28,6 +28,7 @@ import (
 	"github.com/slotd/slotd/auth"
 	"github.com/slotd/slotd/contract"
 	"github.com/slotd/slotd/internal/certs"
+	"github.com/slotd/slotd/internal/console"
 	"github.com/slotd/slotd/internal/mcp"
 	"github.com/slotd/slotd/internal/tracing"
 	"github.com/slotd/slotd/migrations"
@@ -47,6 +48,9 @@ type Config struct {
 	// DisableMCP turns off the MCP endpoint (/mcp on HTTPListen; mcp.go),
 	// which is on by default.
 	DisableMCP bool
+	// DisableConsole turns off the ops console (/console/ on HTTPListen;
+	// console.go), which is on by default.
+	DisableConsole bool
 	// MCP bounds the MCP endpoint's sessions and waiting forms; zero
 	// fields take mcp's defaults.
 	MCP mcp.Limits
@@ -188,18 +192,19 @@ func (c *Config) Defaults() {
 
 // Server is a running slotd.
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	lis    net.Listener
-	grpc   *grpc.Server
-	certs  *certs.Source // nil without TLS
-	guard  *api.Guard
-	health *health.Server
-	store  session.Store
-	pool   *pgxpool.Pool
-	engine *session.Engine
-	gw     *gateway
-	obs    *observer
+	cfg     Config
+	log     *slog.Logger
+	lis     net.Listener
+	grpc    *grpc.Server
+	certs   *certs.Source // nil without TLS
+	guard   *api.Guard
+	health  *health.Server
+	store   session.Store
+	pool    *pgxpool.Pool
+	engine  *session.Engine
+	gw      *gateway
+	obs     *observer
+	console *console.Console // nil when off
 
 	migrated chan struct{}
 }
@@ -265,6 +270,11 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 			return nil, err
 		}
 		if err := s.mountMCP(keys); err != nil {
+			s.lis.Close()
+			s.close()
+			return nil, err
+		}
+		if err := s.mountConsole(keys); err != nil {
 			s.lis.Close()
 			s.close()
 			return nil, err
@@ -392,6 +402,10 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); s.watchHealth(ctx) }()
 	go func() { defer wg.Done(); s.janitor(ctx) }()
 	go func() { defer wg.Done(); s.obs.run(ctx, s.cfg.Pprof, s.serving) }()
+	if s.console != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.console.Run(ctx) }()
+	}
 
 	go func() { errc <- s.grpc.Serve(s.lis) }()
 	if s.gw != nil {

@@ -1,0 +1,195 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/slotd/slotd/internal/dbtest"
+)
+
+// chromiumPath is Debian's chromium, which the browser test drives.
+const chromiumPath = "/usr/bin/chromium"
+
+// TestConsoleInBrowser drives chromium through the ops console of a slotd
+// on Postgres: sign in with the admin key (a tenant's key refused first),
+// open the sessions, reset one with its confirmation. The browser reports
+// no error, CSP violations included, on any page.
+func TestConsoleInBrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("the console's browser test needs Debian's chromium at %s (apt-get install -y chromium): %v", chromiumPath, err)
+	}
+	p := startProcess(t, "--store", "postgres", "--database-url", dbtest.NewDatabase(t),
+		"--api-keys", "bank:"+bankKey, "--admin-keys", "ops:"+adminKey)
+	base := "http://" + p.httpAddr
+	turns := []string{
+		// The README's dispute, then a changed amount (irreversible: it
+		// waits for re-confirmation) and the reason.
+		`{"conversation_id":"chat-42","tool":"bank.open_dispute","turn_id":"chat-42/1","locale":"ru","time_zone":"Europe/Moscow",
+		  "arguments":{"card_last4":"•• 4417","operation_date":"вчера","amount":"1 200,50 ₽"}}`,
+		`{"conversation_id":"chat-42","tool":"bank.open_dispute","turn_id":"chat-42/2","locale":"ru","time_zone":"Europe/Moscow",
+		  "arguments":{"amount":"1 250 ₽","reason":"duplicate"}}`,
+	}
+	for i, conv := range []string{"browser-a", "browser-b"} {
+		turns = append(turns, fmt.Sprintf(`{"conversation_id":%q,"tool":"bank.open_dispute","turn_id":"t%d","arguments":{"reason":"fraud"}}`, conv, i))
+	}
+	for _, body := range turns {
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/turn", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+bankKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("turn %s: %d", body, resp.StatusCode)
+		}
+	}
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.Flag("headless", true))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+
+	var mu sync.Mutex
+	var problems []string
+	chromedp.ListenTarget(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			problems = append(problems, "exception: "+ev.ExceptionDetails.Text)
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.APITypeError {
+				problems = append(problems, "console.error")
+			}
+		case *cdplog.EventEntryAdded:
+			// The refused sign-in answers 403, as it should.
+			if ev.Entry.Level == cdplog.LevelError && ev.Entry.URL != base+"/console/signin" {
+				problems = append(problems, "log: "+ev.Entry.Text+" "+ev.Entry.URL)
+			}
+		}
+	})
+	// Kept after the test, for a person to look at.
+	shots, err := os.MkdirTemp("", "slotd-console-screenshots-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot := func(name string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			var b []byte
+			if err := chromedp.FullScreenshot(&b, 100).Do(ctx); err != nil { // 100: PNG
+				return err
+			}
+			return os.WriteFile(filepath.Join(shots, name+".png"), b, 0o644)
+		})
+	}
+	var refused, confirm, done, status, story, dispute string
+	var rows []*cdp.Node
+	err = chromedp.Run(ctx,
+		cdplog.Enable(),
+		chromedp.Navigate(base+"/console/"),
+		chromedp.WaitVisible("#key", chromedp.ByID),
+		shot("signin"),
+		// A tenant's key is refused.
+		chromedp.SendKeys("#key", bankKey, chromedp.ByID),
+		chromedp.Click("#signin", chromedp.ByID),
+		chromedp.WaitVisible(`p[role="alert"]`, chromedp.ByQuery),
+		chromedp.Text(`p[role="alert"]`, &refused, chromedp.ByQuery),
+		// The admin key opens the console, by keyboard alone.
+		chromedp.SendKeys("#key", adminKey+"\r", chromedp.ByID),
+		chromedp.WaitVisible("#turns", chromedp.ByID),
+		shot("overview"),
+		chromedp.Click(`a[href="/console/sessions"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#reset", chromedp.ByID),
+		chromedp.Nodes(`input[name="sel"]`, &rows, chromedp.ByQueryAll),
+		shot("sessions"),
+		chromedp.Click(`input[name="sel"]`, chromedp.ByQuery),
+		chromedp.Click("#reset", chromedp.ByID),
+		chromedp.WaitVisible("#confirm", chromedp.ByID),
+		chromedp.Text("#confirm-text", &confirm, chromedp.ByID),
+		chromedp.Click("#confirm", chromedp.ByID),
+		chromedp.WaitVisible("#done", chromedp.ByID),
+		chromedp.Text("#done", &done, chromedp.ByID),
+		chromedp.Navigate(base+"/console/sessions?status=reset"),
+		chromedp.WaitVisible("#reset", chromedp.ByID),
+		chromedp.Text("table.list tbody", &status, chromedp.ByQuery),
+		// The reset session's story: its turn, and the slot cleared.
+		chromedp.Click(`table.list tbody a`, chromedp.ByQuery),
+		chromedp.WaitVisible("#steps", chromedp.ByID),
+		chromedp.Text("#steps", &story, chromedp.ByID),
+		shot("story"),
+		chromedp.Navigate(base+"/console/story?tenant=bank&conversation=chat-42"),
+		chromedp.WaitVisible("#steps", chromedp.ByID),
+		chromedp.Text("main", &dispute, chromedp.ByQuery),
+		shot("dispute"),
+		chromedp.Navigate(base+"/console/contracts"),
+		chromedp.WaitVisible("#bank\\.open_dispute", chromedp.ByQuery),
+		shot("contracts"),
+	)
+	if err != nil {
+		t.Fatalf("browser: %v (log: %s)", err, p.log)
+	}
+	t.Logf("screenshots in %s", shots)
+	if !strings.Contains(refused, "tenant") {
+		t.Errorf("the tenant's key was not refused as one: %q", refused)
+	}
+	if !strings.Contains(story, "filled") || !strings.Contains(story, "cleared") || !strings.Contains(story, `"fraud"`) {
+		t.Errorf("the story of the reset session does not show the slot filled, then cleared: %q", story)
+	}
+	for _, want := range []string{"4417", "waits for re-confirmation", `"1200.50"`, `"1250.00"`, "chat-42/2", "ask"} {
+		if !strings.Contains(dispute, want) {
+			t.Errorf("the dispute's story does not show %q:\n%s", want, dispute)
+		}
+	}
+	if len(rows) != 3 {
+		t.Errorf("the sessions page lists %d sessions, want 3", len(rows))
+	}
+	if !strings.Contains(confirm, "Reset 1 session(s) of the tenants: bank?") {
+		t.Errorf("confirmation: %q", confirm)
+	}
+	if !strings.Contains(done, "Sessions reset: 1.") {
+		t.Errorf("after the reset: %q", done)
+	}
+	if strings.Count(status, "browser-") != 1 {
+		t.Errorf("sessions with status reset: %q, want one", status)
+	}
+	// Checked through the admin API too.
+	req, _ := http.NewRequest(http.MethodGet, base+"/v1/admin/sessions?status=SESSION_STATUS_RESET", nil)
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Sessions []json.RawMessage `json:"sessions"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Sessions) != 1 {
+		t.Errorf("the admin API lists %d reset sessions (%v), want 1", len(list.Sessions), err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(problems) > 0 {
+		t.Errorf("the browser reported errors: %q", problems)
+	}
+	if b, _ := os.ReadFile(p.log); !strings.Contains(string(b), `"reset session"`) || !strings.Contains(string(b), `"by":"ops"`) {
+		t.Errorf("the reset is not logged by ops:\n%s", tail(string(b), 2000))
+	}
+}
