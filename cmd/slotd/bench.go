@@ -15,16 +15,18 @@ var benchCommand = &command{
 	name:    "bench",
 	summary: "measure turns/s and latency against the same SQL done directly",
 	about: `Drives concurrent multi-turn conversations of the shipped contracts through
-a real gRPC client against slotd (one it starts in-process on a throwaway
-database, or the one at --addr), and in the same run does each turn's
-database work directly through pgx at the same concurrency, in rounds that
-alternate which side goes first. Prints turns/s, latency percentiles, errors
+a real client against slotd (one it starts in-process on a throwaway
+database, or the one at --addr), over gRPC, HTTP/JSON or MCP (--transport),
+and in the same run does each turn's database work directly through pgx at
+the same concurrency, in rounds that alternate which side goes first. Prints turns/s, latency percentiles, errors
 and the ratio slotd/direct, overall and per round. Exits 1 when a
 conversation went off script.`,
 	setup: func(fs *flags) runFunc {
 		var cfg bench.Config
 		var o benchOptions
 		fs.String(&cfg.Addr, "addr", "SLOTD_BENCH_ADDR", "", "gRPC address of a running slotd; empty starts one in-process on a throwaway database")
+		fs.String(&cfg.Transport, "transport", "SLOTD_BENCH_TRANSPORT", "grpc", "the path of the slotd side's turns: grpc, http (POST /v1/turn with JSON) or mcp (tools/call over Streamable HTTP, a session per conversation)")
+		fs.String(&cfg.HTTPAddr, "http-addr", "SLOTD_BENCH_HTTP_ADDR", "", "with --addr: the HTTP address (host:port) of the same slotd, for --transport http and mcp")
 		fs.String(&cfg.DatabaseURL, "database-url", "SLOTD_DATABASE_URL", "", "Postgres: slotd's database with --addr, else the server the throwaway database is made on")
 		fs.String(&cfg.Via, "via", "SLOTD_BENCH_VIA", "", "without --addr: the in-process slotd connects through this connection pooler's URL (PgBouncer in transaction mode; give its default_query_exec_mode), the direct side straight to --database-url")
 		fs.String(&cfg.Contracts, "contracts", "SLOTD_CONTRACTS", "./contracts", "the contracts slotd serves")

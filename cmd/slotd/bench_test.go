@@ -14,12 +14,16 @@ import (
 
 // benchLine is the part of slotd bench --json the tests read.
 type benchLine struct {
-	Sessions int64 `json:"sessions_at_start"`
-	Slotd    struct {
+	Transport string `json:"transport"`
+	Sessions  int64  `json:"sessions_at_start"`
+	Slotd     struct {
 		Turns       int64   `json:"turns"`
 		Errors      int64   `json:"errors"`
 		TurnsPerSec float64 `json:"turns_per_s"`
 		P99         float64 `json:"p99_ms"`
+		CPU         struct {
+			Bench int64 `json:"bench_us"`
+		} `json:"cpu_per_turn"`
 	} `json:"slotd_side"`
 	Direct struct {
 		Turns       int64   `json:"turns"`
@@ -152,5 +156,50 @@ func TestBenchThroughPgBouncer(t *testing.T) {
 	}
 	if !strings.Contains(bouncer.Log(), "db="+m[1]+" ") {
 		t.Errorf("nobody logged in to the bench's database %s through the pooler", m[1])
+	}
+}
+
+// Each transport plays the whole mix, every conversation on script (an
+// answer off script is an error), and the report names the transport and
+// the CPU its turns cost.
+func TestBenchTransports(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ transport, row string }{
+		{"grpc", "slotd (gRPC)"}, {"http", "slotd (HTTP)"}, {"mcp", "slotd (MCP)"},
+	} {
+		t.Run(tc.transport, func(t *testing.T) {
+			t.Parallel()
+			out, progress, got := runBench(t, "--transport", tc.transport, "--turns", "240", "--warmup", "0", "--conversations", "4")
+			if got.Transport != tc.transport {
+				t.Errorf("the JSON's transport is %q, want %q", got.Transport, tc.transport)
+			}
+			if got.Slotd.Turns != 240 || got.Slotd.Errors != 0 || got.Direct.Errors != 0 {
+				t.Errorf("slotd %d turns, %d errors, direct %d errors; want 240 clean turns\n%s\n%s",
+					got.Slotd.Turns, got.Slotd.Errors, got.Direct.Errors, out, progress)
+			}
+			if got.Slotd.CPU.Bench <= 0 || !strings.Contains(out, "CPU per turn, slotd side") {
+				t.Errorf("CPU per turn %d µs; want it measured and shown\n%s", got.Slotd.CPU.Bench, out)
+			}
+			if !strings.Contains(out, tc.row) {
+				t.Errorf("the table does not name the transport (%q):\n%s", tc.row, out)
+			}
+		})
+	}
+}
+
+func TestBenchRefusesTransports(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--transport", "websocket"}, `unknown transport "websocket"`},
+		{[]string{"--transport", "http", "--addr", "127.0.0.1:1"}, "needs its HTTP address (--http-addr)"},
+		{[]string{"--http-addr", "127.0.0.1:1"}, "give both"},
+	} {
+		r := runCLI(t, nil, append([]string{"bench", "--database-url", "postgres://x/y", "--contracts", "../../contracts", "-q"}, tc.args...)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("slotd bench %v: exit %d, %q; want a usage error with %q", tc.args, r.code, r.stderr, tc.want)
+		}
 	}
 }

@@ -42,6 +42,12 @@ type Config struct {
 	// Addr is a running slotd's gRPC address; "" starts one in-process on
 	// a throwaway database.
 	Addr string
+	// Transport is the path the slotd side's turns take: TransportGRPC
+	// (""), TransportHTTP or TransportMCP.
+	Transport string
+	// HTTPAddr is the HTTP address (host:port) of the slotd at Addr, for
+	// the HTTP and MCP transports.
+	HTTPAddr string
 	// DatabaseURL is slotd's database when Addr is set; otherwise the
 	// Postgres server the throwaway database is made on.
 	DatabaseURL string
@@ -217,13 +223,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer direct.close()
 
 	runID := fmt.Sprintf("%x", time.Now().UnixNano())
-	fmt.Fprintf(progress, "slotd bench: %d conversations on each side, slotd (%s) and direct pgx work, %d rounds\n",
-		cfg.Conversations, rep.Mode, cfg.Rounds)
+	fmt.Fprintf(progress, "slotd bench: %d conversations on each side, slotd (%s, over %s) and direct pgx work, %d rounds\n",
+		cfg.Conversations, rep.Mode, transportName(cfg.Transport), cfg.Rounds)
 	rep.RSSWhat = "peak of slotd under load (its process_resident_memory_bytes)"
 	if sl.srv != nil {
 		rep.RSSWhat = "peak under load of the bench process: slotd and its client"
 	}
-	slotd := &sideRun{name: "slotd", prefix: "bench-" + runID + "-slotd", turn: sl.turn(cfg),
+	turn, err := sl.turn(cfg, dialogues)
+	if err != nil {
+		return nil, err
+	}
+	slotd := &sideRun{name: "slotd", prefix: "bench-" + runID + "-slotd", turn: turn,
 		meter: cpuMeter{pool: pool, metricsURL: cfg.MetricsURL}, profile: cfg.CPUProfile, rssURL: sl.metricsURL}
 	directRun := &sideRun{name: "direct", prefix: "bench-" + runID + "-direct", turn: direct.turn, meter: cpuMeter{pool: pool}}
 	upd := sessionUpdates(ctx, pool)
@@ -270,6 +280,15 @@ func (cfg *Config) check() error {
 		return &ConfigError{"the number of rounds (--rounds) cannot be negative"}
 	case cfg.Via != "" && cfg.Addr != "":
 		return &ConfigError{"--via is for an in-process slotd; a slotd at --addr connects as its own URL says"}
+	case cfg.Transport != "" && cfg.Transport != TransportGRPC && cfg.Transport != TransportHTTP && cfg.Transport != TransportMCP:
+		return &ConfigError{fmt.Sprintf("unknown transport %q (--transport): grpc, http or mcp", cfg.Transport)}
+	case cfg.HTTPAddr != "" && cfg.Addr == "":
+		return &ConfigError{"--http-addr is the HTTP address of the slotd at --addr: give both"}
+	case cfg.Addr != "" && cfg.HTTPAddr == "" && (cfg.Transport == TransportHTTP || cfg.Transport == TransportMCP):
+		return &ConfigError{"--transport " + cfg.Transport + " against the slotd at --addr needs its HTTP address (--http-addr)"}
+	}
+	if cfg.Transport == "" {
+		cfg.Transport = TransportGRPC
 	}
 	if cfg.Contracts == "" {
 		cfg.Contracts = "./contracts"
@@ -326,12 +345,16 @@ type slotdSide struct {
 	srv        *server.Server // nil at cfg.Addr
 	stop       func()
 	conn       *grpc.ClientConn
+	httpBase   string // http://host:port of the HTTP gateway, "" when unknown
 	metricsURL string
 	closing    sync.Once
 }
 
 func openSlotd(ctx context.Context, cfg Config, dbURL string) (*slotdSide, error) {
 	sl := &slotdSide{stop: func() {}, metricsURL: cfg.MetricsURL}
+	if cfg.HTTPAddr != "" {
+		sl.httpBase = "http://" + cfg.HTTPAddr
+	}
 	addr := cfg.Addr
 	if addr == "" {
 		var err error
@@ -345,6 +368,7 @@ func openSlotd(ctx context.Context, cfg Config, dbURL string) (*slotdSide, error
 			return nil, err
 		}
 		addr = sl.srv.Addr()
+		sl.httpBase = "http://" + sl.srv.HTTPAddr()
 		sl.metricsURL = "http://" + sl.srv.MetricsAddr() + "/metrics"
 	}
 	conn, err := grpc.NewClient(addr, append(server.ClientWindows(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
@@ -367,8 +391,19 @@ func (sl *slotdSide) close() {
 	})
 }
 
-// turn plays one step of a dialogue through slotd's gRPC API.
-func (sl *slotdSide) turn(cfg Config) turnFunc {
+// turn plays one step of a dialogue through slotd over cfg.Transport.
+func (sl *slotdSide) turn(cfg Config, ds []Dialogue) (turnFunc, error) {
+	switch cfg.Transport {
+	case TransportHTTP:
+		return httpTurn(httpClient(cfg.Conversations), sl.httpBase, cfg.TenantKey, ds)
+	case TransportMCP:
+		return mcpTurn(httpClient(cfg.Conversations), sl.httpBase, cfg.TenantKey), nil
+	}
+	return sl.grpcTurn(cfg), nil
+}
+
+// grpcTurn plays one step of a dialogue through slotd's gRPC API.
+func (sl *slotdSide) grpcTurn(cfg Config) turnFunc {
 	codec := grpc.ForceCodecV2(clientCodec{})
 	return func(ctx context.Context, d *Dialogue, step int, conv, turnID string) error {
 		st := d.Steps[step]
@@ -720,7 +755,7 @@ func startServer(ctx context.Context, cfg Config, dbURL string) (*server.Server,
 		return nil, nil, fmt.Errorf("bench: tracing (OTEL_* environment): %w", err)
 	}
 	scfg := server.Config{
-		Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", Contracts: cfg.Contracts,
+		Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", Contracts: cfg.Contracts,
 		Store: "postgres", DatabaseURL: dbURL, APIKeys: os.Getenv("SLOTD_API_KEYS"),
 		HealthInterval: 200 * time.Millisecond,
 	}

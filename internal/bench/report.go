@@ -42,7 +42,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, row := range []struct {
 		name string
 		s    Side
-	}{{"slotd (gRPC)", r.Slotd}, {"direct (pgx)", r.Direct}} {
+	}{{"slotd (" + transportName(c.Transport) + ")", r.Slotd}, {"direct (pgx)", r.Direct}} {
 		s := row.s
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\t\n", row.name, s.Turns, s.TurnsPerSec,
 			ms(s.P50), ms(s.P95), ms(s.P99), ms(s.Max), s.Errors)
@@ -156,6 +156,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		rounds = append(rounds, roundJSON{Slotd: x.SlotdTurnsPerSec, Direct: x.DirectTurnsPerSec, Ratio: x.Ratio()})
 	}
 	return json.NewEncoder(w).Encode(struct {
+		Transport         string      `json:"transport"`
 		Conversations     int         `json:"conversations"`
 		DurationSeconds   float64     `json:"duration_s,omitempty"`
 		Turns             int         `json:"turns,omitempty"`
@@ -174,7 +175,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		HOTShare          float64     `json:"session_hot_share"`
 		RSSBytes          int64       `json:"rss_bytes,omitempty"`
 	}{
-		Conversations: r.Config.Conversations, DurationSeconds: r.Config.Duration.Seconds(), Turns: r.Config.Turns,
+		Transport: r.Config.Transport, Conversations: r.Config.Conversations, DurationSeconds: r.Config.Duration.Seconds(), Turns: r.Config.Turns,
 		ConversationTurns: r.Config.ConversationTurns, Preload: r.Config.Preload, Sessions: r.Sessions, Mode: r.Mode,
 		PoolMaxConns: r.PoolMax, Dialogues: r.Dialogue, Slotd: sideOf(r.Slotd), Direct: sideOf(r.Direct),
 		Ratio: r.Ratio, Rounds: rounds, SessionUpdates: r.Updates.All, HOTUpdates: r.Updates.HOT,

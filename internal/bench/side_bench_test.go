@@ -33,7 +33,7 @@ func BenchmarkSlotdSide(b *testing.B) {
 	if err := prepare(ds); err != nil {
 		b.Fatal(err)
 	}
-	turn := (&slotdSide{conn: conn}).turn(Config{})
+	turn := (&slotdSide{conn: conn}).grpcTurn(Config{})
 	var worker atomic.Int64
 	b.ReportAllocs()
 	b.SetParallelism(16) // 32 conversations on two cores, as the bench drives
