@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -84,9 +85,13 @@ func TestStoreCountsWrittenEnds(t *testing.T) {
 	now := sessiontest.Now
 	st := m.Store(memstore.New())
 	engine := session.NewEngine(st, cat, func() time.Time { return now })
+	turns := 0
 	turn := func(conv, tool string, args map[string]any) *session.Result {
 		t.Helper()
-		res, err := engine.Turn(ctx, session.TurnRequest{ConversationID: conv, Tool: tool, TurnID: conv + tool + time.Now().String(), Arguments: args})
+		// A counter, not the time: a time's digits, read across its
+		// separators, may spell a card number, which no id may hold.
+		turns++
+		res, err := engine.Turn(ctx, session.TurnRequest{ConversationID: conv, Tool: tool, TurnID: fmt.Sprintf("%s/%s/%d", conv, tool, turns), Arguments: args})
 		if err != nil {
 			t.Fatalf("Turn: %v", err)
 		}
