@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# make test-ha: slotd on a two-node Patroni cluster (etcd as its DCS,
+# synchronous mode) on loopback, through a crash of the leader (kill -9 of
+# its postmaster) and a planned switchover, under load
+# (integration/patroni_test.go, which runs only with SLOTD_TEST_PATRONI=1).
+#
+# Installs postgresql, patroni and etcd-server with apt-get when they are
+# missing; fails and says why when they cannot be had. The test starts its
+# own etcd and Patronis on free ports, with their data in a temporary
+# directory, and stops them when it ends. Bounded: the whole run is killed
+# after HA_TIMEOUT (240 s).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { echo "test-ha: $*" >&2; }
+
+missing=()
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing+=(postgresql)
+command -v patroni >/dev/null 2>&1 || missing+=(patroni)
+/usr/bin/python3 -c 'import etcd' >/dev/null 2>&1 || missing+=(python3-etcd)
+command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+		log "FAILED: ${missing[*]} missing, and they cannot be installed here: apt-get install ${missing[*]}"
+		exit 1
+	fi
+	log "installing ${missing[*]} with apt-get"
+	# The packages' services are not started: the test runs its own.
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 update -qq >&2 || true
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 install -y -qq "${missing[@]}" >&2
+fi
+
+export SLOTD_TEST_PATRONI=1
+start=$(date +%s)
+status=0
+timeout --kill-after=10 "${HA_TIMEOUT:-240}" \
+	go test -count=1 -timeout 220s -v -run '^TestPatroni' ./integration/ || status=$?
+log "took $(($(date +%s) - start)) s (bound: ${HA_TIMEOUT:-240} s)"
+exit "$status"
