@@ -30,10 +30,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 install -y -qq "${missing[@]}" >&2
 fi
 
+# The full output, slotd's warnings of every failed call included, goes to
+# a file; the terminal gets the test's own lines.
 export SLOTD_TEST_PATRONI=1
+out=$(mktemp /tmp/slotd-test-ha.XXXXXX.log)
 start=$(date +%s)
 status=0
 timeout --kill-after=10 "${HA_TIMEOUT:-240}" \
-	go test -count=1 -timeout 220s -v -run '^TestPatroni' ./integration/ || status=$?
-log "took $(($(date +%s) - start)) s (bound: ${HA_TIMEOUT:-240} s)"
+	go test -count=1 -timeout 220s -v -run '^TestPatroni' ./integration/ >"$out" 2>&1 || status=$?
+grep -v '^time=.* level=WARN msg=' "$out" || true
+log "took $(($(date +%s) - start)) s (bound: ${HA_TIMEOUT:-240} s); the whole output: $out"
 exit "$status"
