@@ -58,22 +58,34 @@ func TestPatroniLosesNoAcknowledgedTurn(t *testing.T) {
 	pc := startPatroni(ctx, t)
 	inst := startServer(t, pc.url("slotd")+"&connect_timeout=2", contractsDir(t))
 
-	for _, disruption := range []string{"crash", "switchover"} {
+	for _, disruption := range []string{"crash", "switchover", "machine loss"} {
 		leader, replica := pc.roles(ctx, t)
 		convs := make([]string, 16)
 		for i := range convs {
-			convs[i] = fmt.Sprintf("patroni-%s-%02d", disruption, i)
+			convs[i] = fmt.Sprintf("patroni-%s-%02d", strings.ReplaceAll(disruption, " ", "-"), i)
 		}
 		r, turns := loadThrough(t, inst, convs, deadline, func() time.Time {
-			if disruption == "crash" {
+			switch disruption {
+			case "crash":
 				// The new primary is whichever server takes writes
 				// first: the standby, or with primary_start_timeout
 				// above 0 the crashed primary, restarted.
 				leader.killPostmaster(t)
 				return pc.waitWrites(ctx, t, pc.url("postgres"))
+			case "switchover":
+				pc.switchover(t, leader, replica)
+				return pc.waitWrites(ctx, t, pc.nodeURL(replica, "postgres"))
 			}
-			pc.switchover(t, leader, replica)
-			return pc.waitWrites(ctx, t, pc.nodeURL(replica, "postgres"))
+			// The leader's machine dies, its Patroni with it: the
+			// standby's Patroni waits for the leader lock to expire
+			// (ttl). The machine then comes back.
+			if err := leader.patroni.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			leader.killPostmaster(t)
+			at := pc.waitWrites(ctx, t, pc.url("postgres"))
+			leader.start()
+			return at
 		})
 		if t.Failed() {
 			return
@@ -253,6 +265,8 @@ type patroniNode struct {
 	name            string
 	dir             string
 	pgPort, apiPort int
+	patroni         *os.Process
+	start           func() // starts its Patroni (again)
 }
 
 func (n *patroniNode) data() string { return filepath.Join(n.dir, "data") }
@@ -332,7 +346,10 @@ func startPatroni(ctx context.Context, t *testing.T) *patroni {
 		}
 		pc.nodes = append(pc.nodes, n)
 		pc.config = config
-		startDaemon(t, n.name, filepath.Join(n.dir, "patroni.log"), cred, patroniBin, config)
+		n.start = func() {
+			n.patroni = startDaemon(t, n.name, filepath.Join(n.dir, "patroni.log"), cred, patroniBin, config)
+		}
+		n.start()
 	}
 	// A Postgres outlives a Patroni that is killed: stop both (cleanups
 	// run last-registered first, so after the Patronis ended).
@@ -422,10 +439,10 @@ postgresql:
 }
 
 // startDaemon runs a long-lived process (as cred's user, when not nil),
-// its output to logPath, and kills it when the test ends.
-func startDaemon(t *testing.T, name, logPath string, cred *syscall.Credential, bin string, args ...string) {
+// its output appended to logPath, and kills it when the test ends.
+func startDaemon(t *testing.T, name, logPath string, cred *syscall.Credential, bin string, args ...string) *os.Process {
 	t.Helper()
-	logFile, err := os.Create(logPath)
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,6 +472,7 @@ func startDaemon(t *testing.T, name, logPath string, cred *syscall.Credential, b
 		}
 		logFile.Close()
 	})
+	return cmd.Process
 }
 
 // postgresUser is the postgres OS user, created when missing.
