@@ -42,11 +42,13 @@ const patroniTiming = `ttl: 10
     retry_timeout: 3
     primary_start_timeout: 0`
 
-// TestPatroniLosesNoAcknowledgedTurn kills the leader's postmaster (kill
-// -9) under load, then, once the old leader is back as the synchronous
-// standby, has Patroni switch over on purpose. Through both, orchestrators
-// retry the same turn_id until it lands: no turn answered OK may be lost
-// or applied twice, and every answer must be what was stored.
+// TestPatroniLosesNoAcknowledgedTurn puts slotd under load through three
+// disruptions, each once the old leader is back as the synchronous
+// standby: a crash of the leader's postmaster (kill -9), a planned
+// switchover, and the loss of the leader's machine (its Patroni killed
+// too). Throughout, orchestrators retry the same turn_id until it lands:
+// no turn answered OK may be lost or applied twice, and every answer must
+// be what was stored.
 func TestPatroniLosesNoAcknowledgedTurn(t *testing.T) {
 	if os.Getenv("SLOTD_TEST_PATRONI") != "1" {
 		t.Skip("needs patroni and etcd: run by make test-ha (SLOTD_TEST_PATRONI=1)")
