@@ -31,13 +31,34 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # The full output, slotd's warnings of every failed call included, goes to
-# a file; the terminal gets the test's own lines.
+# a file, kept when the test fails; the terminal gets the test's own lines.
 export SLOTD_TEST_PATRONI=1
 out=$(mktemp /tmp/slotd-test-ha.XXXXXX.log)
+
+# The test's temporary directories go under $work, so that a run cut short
+# by the timeout (whose cleanups never ran) leaves no etcd, Patroni or
+# Postgres behind: each of them runs in a directory there.
+work=$(mktemp -d /tmp/slotd-test-ha.XXXXXX)
+chmod 755 "$work" # the postgres user reaches its directories through it
+export TMPDIR=$work
+cleanup() {
+	local p cwd
+	for p in /proc/[0-9]*; do
+		cwd=$(readlink "$p/cwd" 2>/dev/null) || continue
+		case $cwd in "$work"/*) kill -9 "${p#/proc/}" 2>/dev/null || true ;; esac
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
 start=$(date +%s)
 status=0
 timeout --kill-after=10 "${HA_TIMEOUT:-240}" \
 	go test -count=1 -timeout 220s -v -run '^TestPatroni' ./integration/ >"$out" 2>&1 || status=$?
 grep -v '^time=.* level=WARN msg=' "$out" || true
-log "took $(($(date +%s) - start)) s (bound: ${HA_TIMEOUT:-240} s); the whole output: $out"
+if [ "$status" -eq 0 ]; then
+	rm -f "$out"
+	log "took $(($(date +%s) - start)) s (bound: ${HA_TIMEOUT:-240} s)"
+else
+	log "FAILED after $(($(date +%s) - start)) s (bound: ${HA_TIMEOUT:-240} s); the whole output: $out"
+fi
 exit "$status"
