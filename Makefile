@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := $(CURDIR)/.bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: run test check proto proto-check tools build install node promtool
+.PHONY: run test test-ha check proto proto-check tools build install node promtool
 
 ## run: start slotd on 127.0.0.1:50051 with the shipped contracts, on a Postgres it finds or starts.
 ## The binary is built first and runs in go run's stead, so that SIGTERM and Ctrl-C reach it.
@@ -21,6 +21,12 @@ test: check proto-check node promtool
 	./scripts/with-postgres.sh $(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v /integration$$)
 	./scripts/with-postgres.sh $(GO) test -race -count=1 -timeout 20m ./integration/
 	$(MAKE) fuzz FUZZTIME=20000x
+
+## test-ha: slotd on a two-node Patroni cluster (etcd, synchronous mode) through a kill -9 of the
+## leader's postmaster and a planned switchover, under load; installs patroni and etcd-server with
+## apt-get when missing; under 4 minutes
+test-ha:
+	./scripts/test-ha.sh
 
 ## fuzz: run every fuzz target for FUZZTIME each (seed corpora live in testdata/fuzz).
 ## A count (Nx), not a duration: a duration races Go's fuzz coordinator on a

@@ -36,6 +36,28 @@ func missingDatabase(err error, cfg *pgx.ConnConfig) (string, bool) {
 	return "", false
 }
 
+// databaseExists tells whether the server that the URL's hosts and
+// target_session_attrs lead to has the URL's database, asked in its
+// maintenance database (postgres). A 3D000 can come from a host listed
+// before it, such as a standby that has not replayed the database's
+// creation yet, and pgx tries no further host after a 3D000: that is no
+// missing database, only one to wait for. False when it cannot tell.
+func databaseExists(ctx context.Context, cfg *pgx.ConnConfig) bool {
+	if len(cfg.Fallbacks) == 0 {
+		return false
+	}
+	admin := cfg.Copy()
+	admin.Database = "postgres"
+	conn, err := pgx.ConnectConfig(ctx, admin)
+	if err != nil {
+		return false
+	}
+	defer conn.Close(context.Background())
+	var exists bool
+	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, cfg.Database).Scan(&exists)
+	return err == nil && exists
+}
+
 // createDatabase creates the URL's database, connecting as the URL's role
 // to the server's maintenance database (postgres). A database created
 // meanwhile by another replica is no error.

@@ -446,6 +446,7 @@ func (s *Server) Run(ctx context.Context) error {
 // migrate applies the schema, retrying until Postgres answers. A database
 // the server does not have is created with CreateDatabase, else it ends
 // slotd with an error that says how to create it: no retry would help.
+// One that a host before the primary lacks (databaseExists) is waited for.
 func (s *Server) migrate(ctx context.Context) error {
 	for attempt := 0; ; attempt++ {
 		mctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -457,7 +458,7 @@ func (s *Server) migrate(ctx context.Context) error {
 			s.checkHealth(ctx)
 			return nil
 		}
-		if name, ok := missingDatabase(err, s.pool.Config().ConnConfig); ok {
+		if name, ok := missingDatabase(err, s.pool.Config().ConnConfig); ok && !databaseExists(ctx, s.pool.Config().ConnConfig) {
 			if !s.cfg.CreateDatabase {
 				return &errNoDatabase{name: name}
 			}
