@@ -118,8 +118,8 @@ func TestWriteTurnWritesAsSlog(t *testing.T) {
 			t.Fatalf("turn %d:\nWriteTurn: %q\nslog:      %q", i, got.String(), want.String())
 		}
 	}
-	if written < 15000 {
-		t.Errorf("WriteTurn wrote %d turns of 20000", written)
+	if written < 4500 {
+		t.Errorf("WriteTurn wrote %d turns of 6000", written)
 	}
 }
 
