@@ -17,8 +17,6 @@ import (
 
 	"github.com/goccy/go-yaml"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -26,6 +24,7 @@ import (
 	"github.com/slotd/slotd/internal/mcp"
 	"github.com/slotd/slotd/internal/mcpload"
 	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/servertest"
 )
 
 // What deploy/ ships for operators: the Prometheus alerting rules and the
@@ -222,20 +221,7 @@ func exported(fams map[string]*dto.MetricFamily) map[string]bool {
 // scrapeMetrics reads the families of the server's /metrics.
 func scrapeMetrics(t *testing.T, srv *server.Server) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get("http://" + srv.MetricsAddr() + "/metrics")
-	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s", resp.Status)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
-	}
-	return fams
+	return servertest.Metrics(t, srv.MetricsAddr())
 }
 
 // TestDeployNamesExportedMetrics drives a slotd on Postgres through what

@@ -1,10 +1,8 @@
 package integration
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -25,27 +23,7 @@ func TestLangChainQuickStartReachesReady(t *testing.T) {
 	t.Parallel()
 	dir := npmExample(t, "examples/mcp/langchain")
 	inst := newMCPServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "quickstart.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "SLOTD_MCP_URL=http://"+inst.srv.HTTPAddr()+"/mcp", "SLOTD_API_KEY="+bankKey)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	var run mcpRun
-	sc := bufio.NewScanner(strings.NewReader(string(stdout)))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var s mcpStep
-		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			t.Fatalf("quickstart.mjs printed a line that is not JSON: %v\n%s", err, sc.Text())
-		}
-		run = append(run, s)
-	}
-	if err != nil || len(run) == 0 || run[len(run)-1].Done != "quickstart" {
-		t.Fatalf("node quickstart.mjs: %v, want it to finish; stdout:\n%s\nstderr:\n%s", err, stdout, stderr.String())
-	}
+	run := runNodeApp(t, dir, inst.srv.HTTPAddr(), bankKey, 90*time.Second, "quickstart", "quickstart.mjs")
 	// The adapter does validate: what no normalizer could fix stays refused
 	// on the client.
 	if s := run.step(t, "refused-on-client"); !strings.Contains(s.Error, "did not match expected schema") {

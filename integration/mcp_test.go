@@ -64,10 +64,17 @@ func (r mcpRun) all(name string) []mcpStep {
 // and returns what it printed; it fails the test when the scenario fails.
 func runMCPClient(t *testing.T, httpAddr, key, scenario string) mcpRun {
 	t.Helper()
-	dir := npmExample(t, "examples/mcp/js")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return runNodeApp(t, npmExample(t, "examples/mcp/js"), httpAddr, key, 60*time.Second, scenario, "client.mjs", scenario)
+}
+
+// runNodeApp runs one of the Node example apps in dir against slotd's MCP
+// endpoint at httpAddr with key, and reads the steps it prints, a JSON line
+// each; the last one must say the run named done finished.
+func runNodeApp(t *testing.T, dir, httpAddr, key string, within time.Duration, done string, args ...string) mcpRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "client.mjs", scenario)
+	cmd := exec.CommandContext(ctx, "node", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "SLOTD_MCP_URL=http://"+httpAddr+"/mcp", "SLOTD_API_KEY="+key)
 	var stderr strings.Builder
@@ -79,12 +86,12 @@ func runMCPClient(t *testing.T, httpAddr, key, scenario string) mcpRun {
 	for sc.Scan() {
 		var s mcpStep
 		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			t.Fatalf("client.mjs printed a line that is not JSON: %v\n%s", err, sc.Text())
+			t.Fatalf("node %s printed a line that is not JSON: %v\n%s", strings.Join(args, " "), err, sc.Text())
 		}
 		run = append(run, s)
 	}
-	if err != nil || len(run) == 0 || run[len(run)-1].Done != scenario {
-		t.Fatalf("node client.mjs %s: %v, want it to finish; stdout:\n%s\nstderr:\n%s", scenario, err, stdout, stderr.String())
+	if err != nil || len(run) == 0 || run[len(run)-1].Done != done {
+		t.Fatalf("node %s: %v, want it to finish; stdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout, stderr.String())
 	}
 	return run
 }

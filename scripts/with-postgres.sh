@@ -82,40 +82,25 @@ start_cluster() {
 	SLOTD_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
 }
 
-# ensure_pgbouncer installs pgbouncer when it is missing and can be; the
-# tests that need it say so when it cannot.
-ensure_pgbouncer() {
-	if command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; then
+# ensure_package PACKAGE BINARY WHO installs a Debian package when its
+# binary is missing and it can be; WHO, the tests that need it, fail and say
+# so when it cannot.
+ensure_package() {
+	if command -v "$2" >/dev/null 2>&1 || [ -x "/usr/sbin/$2" ] || [ -x "/usr/bin/$2" ]; then
 		return 0
 	fi
 	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-		log "no pgbouncer; installing it with apt-get"
+		log "no $1; installing it with apt-get"
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || true
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >&2 ||
-			log "could not install pgbouncer: the tests behind a pooler will fail and say so"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >&2 ||
+			log "could not install $1: $3 will fail and say so"
 	else
-		log "no pgbouncer, and it cannot be installed here (apt-get install pgbouncer): the tests behind a pooler will fail and say so"
+		log "no $1, and it cannot be installed here (apt-get install $1): $3 will fail and say so"
 	fi
 }
-ensure_pgbouncer
-
-# ensure_chromium installs Debian's chromium, which the console's browser
-# test drives, when it is missing and can be; the test fails and says so
-# when it cannot.
-ensure_chromium() {
-	if [ -x /usr/bin/chromium ]; then
-		return 0
-	fi
-	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-		log "no chromium; installing it with apt-get"
-		DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || true
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2 ||
-			log "could not install chromium: the console's browser test will fail and say so"
-	else
-		log "no chromium, and it cannot be installed here (apt-get install chromium): the console's browser test will fail and say so"
-	fi
-}
-ensure_chromium
+ensure_package pgbouncer pgbouncer "the tests behind a pooler"
+# The console's browser test drives Debian's chromium.
+ensure_package chromium chromium "the console's browser test"
 
 if [ -n "${SLOTD_TEST_DATABASE_URL:-}" ]; then
 	if ! can_connect "$SLOTD_TEST_DATABASE_URL"; then

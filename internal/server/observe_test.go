@@ -16,8 +16,6 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -174,20 +172,7 @@ func (c *convo) do(req *slotdv1.TurnRequest, want slotdv1.Action) {
 // scrape reads the metrics listener's /metrics.
 func scrape(t *testing.T, inst *instance) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get("http://" + inst.srv.MetricsAddr() + "/metrics")
-	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s", resp.Status)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
-	}
-	return fams
+	return servertest.Metrics(t, inst.srv.MetricsAddr())
 }
 
 // value is the sample of the family whose labels include want (a counter's
