@@ -13,6 +13,12 @@
 // A business outcome (a refused value, a REPAIR) is a normal result with
 // Problem set; it is never retried, because the same arguments would get
 // the same answer. A system failure is an *Error carrying slotd's Problem.
+//
+// This package is public: an orchestrator written in Go imports it. slotd's
+// public Go packages are client, contract (with contract/normalizer and
+// contract/provider), problem and the wire API in api/proto/slotd/v1;
+// everything else is internal to the slotd binary and may change without
+// notice.
 package client
 
 import (

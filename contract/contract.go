@@ -7,6 +7,13 @@
 // missing and what would fit, in the turn's language. It also owns the
 // output contract. Exports for the providers and lint are package
 // contract/provider; docs/contracts.md is the reference.
+//
+// This package is public: authoring tools (editors, CI checks, generators)
+// import it to load and check contracts as slotd does. slotd's public Go
+// packages are client, contract (with contract/normalizer and
+// contract/provider), problem and the wire API in api/proto/slotd/v1;
+// everything else is internal to the slotd binary and may change without
+// notice.
 package contract
 
 import (

@@ -4,6 +4,12 @@
 // per-field errors that list what would fit, and the Kind of each problem.
 // It knows no transport: which gRPC code and HTTP status a kind answers
 // with is the gRPC adapter's to say.
+//
+// This package is public: code outside slotd imports it to read slotd's
+// problems, and package contract returns them. slotd's public Go packages
+// are client, contract (with contract/normalizer and contract/provider),
+// problem and the wire API in api/proto/slotd/v1; everything else is
+// internal to the slotd binary and may change without notice.
 package problem
 
 import (

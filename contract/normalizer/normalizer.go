@@ -9,6 +9,12 @@
 // its arguments that the caller words in the turn's language. They expect
 // text Clean has cleaned; package contract cleans a value once before its
 // normalizers run.
+//
+// This package is public: authoring tools import it to read values as slotd
+// does. slotd's public Go packages are client, contract (with
+// contract/normalizer and contract/provider), problem and the wire API in
+// api/proto/slotd/v1; everything else is internal to the slotd binary and
+// may change without notice.
 package normalizer
 
 import (

@@ -4,6 +4,12 @@
 // plain schema), what those definitions cost on every request, and lint of
 // a set of contract files against the strict modes and their per-request
 // limits. docs/contracts.md describes the exports and the lint.
+//
+// This package is public: authoring tools import it to export and lint
+// contracts as slotd does. slotd's public Go packages are client, contract
+// (with contract/normalizer and contract/provider), problem and the wire API
+// in api/proto/slotd/v1; everything else is internal to the slotd binary and
+// may change without notice.
 package provider
 
 import (
