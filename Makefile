@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := $(CURDIR)/.bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: run test test-ha check proto proto-check tools build install node promtool
+.PHONY: run test test-ha check lint fuzz proto proto-check tools build install node promtool
 
 ## run: start slotd on 127.0.0.1:50051 with the shipped contracts, on a Postgres it finds or starts.
 ## The binary is built first and runs in go run's stead, so that SIGTERM and Ctrl-C reach it.
@@ -16,11 +16,13 @@ run: export SLOTD_CREATE_DATABASE ?= true
 run: build
 	./scripts/with-postgres.sh $(BIN)/slotd serve
 
-## test: gofmt, go vet, generated-code drift, every test with the race detector on real Postgres, and a short fuzz run
-test: check proto-check node promtool
-	./scripts/with-postgres.sh $(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v /integration$$)
-	./scripts/with-postgres.sh $(GO) test -race -count=1 -timeout 20m ./integration/
-	$(MAKE) fuzz FUZZTIME=20000x
+## test: gofmt, go vet, generated-code drift, and every test once on real Postgres (the fuzz
+## targets' seed corpora included): -race where goroutines share state (scripts/test.sh says
+## which); then no database of the run may be left. The databases are named with
+## SLOTD_TEST_DB_PREFIX (a prefix of the run's own when unset); a throwaway cluster, when one is
+## started, listens on SLOTD_TEST_PG_PORT (55432).
+test: lint proto-check node promtool
+	GO=$(GO) ./scripts/with-postgres.sh ./scripts/test.sh all
 
 ## test-ha: slotd on a two-node Patroni cluster (etcd, synchronous mode) through a kill -9 of the
 ## leader's postmaster and a planned switchover, under load; installs patroni and etcd-server with
@@ -28,7 +30,8 @@ test: check proto-check node promtool
 test-ha:
 	./scripts/test-ha.sh
 
-## fuzz: run every fuzz target for FUZZTIME each (seed corpora live in testdata/fuzz).
+## fuzz: run every fuzz target for FUZZTIME each (seed corpora live in testdata/fuzz; make test
+## runs them as ordinary tests).
 ## A count (Nx), not a duration: a duration races Go's fuzz coordinator on a
 ## busy machine and fails with "context deadline exceeded" and no crasher.
 FUZZTIME ?= 1000000x
@@ -44,8 +47,13 @@ fuzz:
 		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 	done
 
-## check: gofmt and go vet
-check:
+## check: the edit loop: gofmt, go vet, and the tests that need no Postgres (no -race, Go's
+## test cache on); make test runs everything
+check: lint
+	GO=$(GO) ./scripts/test.sh unit
+
+## lint: gofmt and go vet
+lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go' 2>/dev/null || find . -name '*.go' -not -path './examples/*')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...

@@ -147,7 +147,7 @@ func TestProblemTitles(t *testing.T) {
 }
 
 // TestProblemDetail: the detail says the first field error with the glue of
-// the turn's language, the way the seed words a repair hint ("прислано …,
+// the turn's language, the way the dispute example words a repair hint ("прислано …,
 // не подходит …; допустимо: …").
 func TestProblemDetail(t *testing.T) {
 	t.Parallel()

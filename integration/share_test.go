@@ -27,10 +27,10 @@ import (
 const shareRefused = `slotd_refused_calls_total{listener="grpc",reason="tenant_share"}`
 
 // loadedP99 bounds the p99 of a tenant's turns under another's flood. The
-// aim is 250 ms; this is what holds on two cores that other work keeps
-// busy too: there the calm p99 ranged from 30 to 370 ms, the p99 under
-// the flood was 345–390 ms, and without shares 1.4 s, with 52% of the
-// turns refused.
+// aim is 250 ms; the bound is looser because the test runs on two cores
+// that other work keeps busy too, where even the calm p99 can pass the
+// aim, while without shares the flood pushes the p99 past the bound and
+// refuses a large part of the turns (the test logs the calm and the loaded p99).
 const loadedP99 = time.Second
 
 // floodRetry is how soon the flood retries a refused turn (ignoring the

@@ -5,7 +5,8 @@
 #   2. else a server on 127.0.0.1:5432 (user postgres, trust auth);
 #   3. else (or when SLOTD_THROWAWAY_POSTGRES=1) a throwaway cluster started
 #      from the installed Postgres binaries, installed with apt-get when
-#      absent; it is stopped when the command ends.
+#      absent, on port SLOTD_TEST_PG_PORT (55432 when unset); it is stopped
+#      when the command ends.
 #
 # The tests that run slotd behind a connection pooler start their own
 # pgbouncer in front of that server; it is installed with apt-get when
@@ -65,7 +66,7 @@ start_cluster() {
 		}
 	fi
 	PGTMP=$(mktemp -d /tmp/slotd-pg.XXXXXX)
-	local port=55432
+	local port=${SLOTD_TEST_PG_PORT:-55432}
 	local run=()
 	if [ "$(id -u)" -eq 0 ]; then
 		# initdb refuses to run as root: run the cluster as the postgres user.

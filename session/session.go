@@ -1,5 +1,6 @@
 // Package session owns a conversation's sessions: loading and locking the
-// active one for a turn, running the turn (turn.go reads top to bottom), and
+// active one for a turn, running the turn (Engine.Turn in engine.go; the
+// stages of its plan are listed in plan.go, in the order they happen), and
 // persisting slots, the turn, its response and every slot change in one unit
 // of work through a Store.
 package session

@@ -197,9 +197,10 @@ func sameAddr(configured, failed string) bool {
 }
 
 // tuneGC makes the collector run a quarter as often as Go's default, unless
-// GOGC says otherwise: a turn allocates some 15 KB, and at GOGC=100 the
-// collector took a tenth of slotd's CPU under load. slotd bench: about 10%
-// less CPU per turn for about 15 MB more RSS (some 50 MB in all).
+// GOGC says otherwise: every turn allocates, and at GOGC=100 the collector
+// takes a sizeable share of slotd's CPU under load. It trades a few
+// megabytes of RSS for less CPU per turn; `slotd bench` with GOGC=100 in
+// slotd's environment shows both sides (CPU per turn and RSS).
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)

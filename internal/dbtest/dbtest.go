@@ -6,6 +6,11 @@
 // 127.0.0.1:5432; when neither answers the test fails saying so. It never
 // skips.
 //
+// Every database it makes, templates included, is named with Prefix
+// (SLOTD_TEST_DB_PREFIX, "slotd_test_" when unset), so that runs sharing a
+// server keep apart, and Sweep can drop what a run leaves and say what that
+// was.
+//
 // The template is named after a hash of the migration files, so a new
 // migration makes a new template, and checkouts with different migrations
 // can share one server. Test binaries run at once: a template is created
@@ -82,6 +87,7 @@ func createDatabase(t testing.TB, timeout time.Duration, what string, create fun
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	mustPrefix(t)
 	admin := connectAdmin(ctx, t)
 	defer admin.Close(ctx)
 	name := newName()
@@ -147,10 +153,69 @@ func connectAdmin(ctx context.Context, t testing.TB) *pgx.Conn {
 	return admin
 }
 
+// DefaultPrefix names the databases of tests when SLOTD_TEST_DB_PREFIX is
+// not set.
+const DefaultPrefix = "slotd_test_"
+
+// maxPrefix keeps the longest name made (a template's: the prefix,
+// "template_" and a hash) within Postgres's 63 bytes.
+const maxPrefix = 30
+
+// Prefix starts the name of every database dbtest makes: SLOTD_TEST_DB_PREFIX,
+// or DefaultPrefix. One that is not a lower-case identifier of at most 30
+// bytes would be folded, quoted or cut by Postgres, so it is refused.
+func Prefix() (string, error) {
+	p := os.Getenv("SLOTD_TEST_DB_PREFIX")
+	if p == "" {
+		return DefaultPrefix, nil
+	}
+	if err := checkPrefix(p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+func checkPrefix(p string) error {
+	ok := len(p) > 0 && len(p) <= maxPrefix && !(p[0] >= '0' && p[0] <= '9')
+	for i := 0; ok && i < len(p); i++ {
+		c := p[i]
+		ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+	}
+	if !ok {
+		return fmt.Errorf("SLOTD_TEST_DB_PREFIX %q: want lower-case letters, digits and _, not starting with a digit, at most %d bytes", p, maxPrefix)
+	}
+	return nil
+}
+
+// mustPrefix is Prefix, failing t when SLOTD_TEST_DB_PREFIX is refused.
+func mustPrefix(t testing.TB) string {
+	t.Helper()
+	p, err := Prefix()
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	return p
+}
+
+// NewName returns a new database name under Prefix, for a test that has
+// something other than dbtest create the database (and drops it itself).
+func NewName(t testing.TB) string {
+	t.Helper()
+	return mustPrefix(t) + randomHex()
+}
+
 func newName() string {
+	p, err := Prefix()
+	if err != nil {
+		p = DefaultPrefix // unreachable: the callers checked it first
+	}
+	return p + randomHex()
+}
+
+func randomHex() string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	return "slotd_test_" + hex.EncodeToString(b)
+	return hex.EncodeToString(b)
 }
 
 // created arranges for the database to be dropped when t ends and returns
@@ -253,9 +318,15 @@ func (c *templateCache) get(ctx context.Context, t testing.TB, admin *pgx.Conn) 
 	return c.name, nil
 }
 
-// templatePrefix starts the name of every template database dbtest makes;
-// the rest is a hash of the migration files.
-const templatePrefix = "slotd_template_"
+// templatePrefix starts the name of every template database dbtest makes
+// (Prefix, then "template_"); the rest is a hash of the migration files.
+func templatePrefix() string {
+	p, err := Prefix()
+	if err != nil {
+		p = DefaultPrefix // unreachable: createDatabase checked it first
+	}
+	return p + "template_"
+}
 
 // templateLockID is the advisory lock (on the maintenance database) held
 // while a template is created or dropped, by any test binary of any
@@ -299,7 +370,7 @@ func templateName(fsys fs.FS, versionTable string) (string, error) {
 		fmt.Fprintf(h, "%s\x00%d\x00", n, len(b))
 		h.Write(b)
 	}
-	return templatePrefix + hex.EncodeToString(h.Sum(nil)[:8]), nil
+	return templatePrefix() + hex.EncodeToString(h.Sum(nil)[:8]), nil
 }
 
 // ensureTemplate makes sure the database name is a template migrated to
@@ -425,7 +496,7 @@ func usedLiteral(at time.Time) string {
 // use cannot be read is kept.
 func dropStale(ctx context.Context, admin *pgx.Conn, keep string, logf func(string, ...any)) {
 	rows, err := admin.Query(ctx, `SELECT datname, coalesce(shobj_description(oid, 'pg_database'), '')
-		FROM pg_database WHERE datistemplate AND starts_with(datname, $1) AND datname <> $2`, templatePrefix, keep)
+		FROM pg_database WHERE datistemplate AND starts_with(datname, $1) AND datname <> $2`, templatePrefix(), keep)
 	if err != nil {
 		logf("dbtest: listing old templates: %v", err)
 		return

@@ -33,8 +33,8 @@ func TestNewDatabaseIsItsOwn(t *testing.T) {
 			t.Fatal(err)
 		}
 		conn.Close(context.Background())
-		if !strings.HasPrefix(name, "slotd_test_") || !strings.Contains(u, name) {
-			t.Errorf("connected to %q through %s, want a fresh slotd_test_ database", name, u)
+		if p, _ := Prefix(); !strings.HasPrefix(name, p) || strings.HasPrefix(name, templatePrefix()) || !strings.Contains(u, name) {
+			t.Errorf("connected to %q through %s, want a fresh %s database", name, u, p)
 		}
 	}
 }
@@ -86,7 +86,7 @@ func TestNewEmptyDatabaseIsEmpty(t *testing.T) {
 func testTemplate(t *testing.T) (string, *pgx.Conn) {
 	t.Helper()
 	admin := connectAdmin(t.Context(), t)
-	name := templatePrefix + "test_" + strings.TrimPrefix(newName(), "slotd_test_")
+	name := templatePrefix() + "test_" + randomHex()
 	t.Cleanup(func() {
 		ctx := context.Background()
 		_, _ = admin.Exec(ctx, "ALTER DATABASE "+ident(name)+" WITH IS_TEMPLATE false")
@@ -267,8 +267,8 @@ func TestTemplateNameFollowsTheFiles(t *testing.T) {
 		return m
 	}
 	got := name(base)
-	if !strings.HasPrefix(got, templatePrefix) || len(got) > 63 {
-		t.Errorf("template name %q: want %s and a hash, within Postgres's 63 bytes", got, templatePrefix)
+	if !strings.HasPrefix(got, templatePrefix()) || len(got) > 63 {
+		t.Errorf("template name %q: want %s and a hash, within Postgres's 63 bytes", got, templatePrefix())
 	}
 	if again := name(with("001_sessions.sql", "CREATE TABLE a ();")); again != got {
 		t.Errorf("the same files gave %q and %q", got, again)

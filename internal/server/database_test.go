@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"log/slog"
 	"net/url"
@@ -23,9 +21,7 @@ import (
 // drops it when the test ends in case slotd created it.
 func missingDatabaseURL(t *testing.T) (string, string) {
 	t.Helper()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "slotd_missing_" + hex.EncodeToString(b)
+	name := dbtest.NewName(t)
 	u, err := url.Parse(dbtest.AdminURL())
 	if err != nil {
 		t.Fatal(err)

@@ -292,9 +292,10 @@ func (s *Server) newGRPC(keys *auth.Keys, withTLS bool) *grpc.Server {
 		grpc.MaxRecvMsgSize(maxRecvMsgSize),
 		grpc.InTapHandle(s.guard.Tap(keys.Authorize)),
 		// Calls run on reused goroutines, whose stacks have already grown
-		// to a turn's depth: a new goroutine per call spent 5% of slotd's
-		// CPU growing its stack (slotd bench --cpuprofile). More calls than
-		// workers still get a goroutine each.
+		// to a turn's depth: a new goroutine per call spends slotd's CPU
+		// growing its stack (see runtime.morestack in
+		// `slotd bench --cpuprofile`). More calls than workers still get a
+		// goroutine each.
 		grpc.NumStreamWorkers(uint32(16*runtime.GOMAXPROCS(0))),
 		// Errors comes last, so that every handler's error becomes a status
 		// with a problem before the gRPC metrics read its code.
@@ -340,8 +341,8 @@ func (s *Server) openStore() error {
 	if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
 		// pgxpool's default is one per core, at least four; a turn holds
 		// its connection while the engine works between its two batches,
-		// so Postgres idles unless there are more (slotd bench: 8 on two
-		// cores served 19% more turns than 4, with a lower p99).
+		// so Postgres idles unless there are more (`slotd bench` with
+		// pool_max_conns in the URL compares the sizes).
 		pcfg.MaxConns = int32(4 * runtime.GOMAXPROCS(0))
 	}
 	ConfigurePool(pcfg)
