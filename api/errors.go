@@ -218,6 +218,8 @@ func ProblemForCode(code codes.Code) problem.Problem {
 		pe = problem.Cancelled()
 	case codes.Aborted:
 		pe = problem.Conflict(retryAfterUnavailable)
+	case codes.FailedPrecondition:
+		pe = problem.StateConflict()
 	case codes.NotFound:
 		pe = problem.NotFound("")
 	case codes.Unimplemented:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/slotd/slotd/internal/phrase"
 )
@@ -12,6 +13,17 @@ import (
 // key, in English, the language of the failures made here. The catalog
 // holds each title in every language slotd speaks.
 func title(key string) string { return phrase.Text(phrase.English, key, nil) }
+
+// TitleIn is the title of a problem type a response carries (a refused
+// value, a broken rule, a hand-off, a backend's failure), in the language
+// l, which is the turn's; "" for a type no response carries.
+func TitleIn(l phrase.Language, typ string) string {
+	key := "problem." + strings.TrimPrefix(typ, Base)
+	if !phrase.Has(key) {
+		return ""
+	}
+	return phrase.Text(l, key, nil)
+}
 
 // FromContext is the problem of a call whose context ended: a passed
 // deadline or a cancelled call, by the context's error that err wraps; nil
@@ -46,6 +58,16 @@ func ServerUnavailable() *Error {
 		Detail:            "Retrying with the same turn_id is safe.",
 		Retryable:         true,
 		RetryAfterSeconds: 1,
+	}}
+}
+
+// StateConflict is a call that does not fit the state of its session, said
+// by a status without a problem: retrying it does not help.
+func StateConflict() *Error {
+	return &Error{Kind: KindConflict, Problem: Problem{
+		Type:                TypeConflict,
+		Title:               title("title.conflict"),
+		OwnerActionRequired: true,
 	}}
 }
 

@@ -228,6 +228,7 @@ var english = words{
 		"title.wrong_key":            "Not the session's idempotency key",
 		"title.not_ready":            "Nothing is ready to complete",
 		"title.too_many_turns":       "The session has too many turns",
+		"title.conflict":             "The call does not fit the state of the session",
 	},
 	nouns: map[string]noun{
 		"attempt":     {One: "attempt", Other: "attempts", Plural: "attempts"},

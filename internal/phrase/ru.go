@@ -228,6 +228,7 @@ var russian = words{
 		"title.wrong_key":            "Это не ключ идемпотентности этой сессии",
 		"title.not_ready":            "Нет ничего готового к завершению",
 		"title.too_many_turns":       "В сессии слишком много ходов",
+		"title.conflict":             "Вызов не соответствует состоянию сессии",
 	},
 	nouns: map[string]noun{
 		"attempt":     {One: "попытка", Few: "попытки", Many: "попыток", Plural: "попытки"},

@@ -228,6 +228,7 @@ var ukrainian = words{
 		"title.wrong_key":            "Це не ключ ідемпотентності цієї сесії",
 		"title.not_ready":            "Немає нічого готового до завершення",
 		"title.too_many_turns":       "У сесії забагато ходів",
+		"title.conflict":             "Виклик не відповідає стану сесії",
 	},
 	nouns: map[string]noun{
 		"attempt":     {One: "спроба", Few: "спроби", Many: "спроб", Plural: "спроби"},
