@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -47,7 +46,7 @@ func Diagnose(err error) *session.UnavailableError {
 		u.Cause = "a server of SLOTD_DATABASE_URL is starting up, shutting down or in recovery"
 		u.Fix = "Retry; with several hosts, add target_session_attrs=primary to SLOTD_DATABASE_URL so that a standby is skipped."
 	case pgerrcode.InvalidParameterValue:
-		if !strings.Contains(pgErr.Message, "invalid value for parameter") {
+		if !errors.As(err, new(*settingsError)) {
 			return nil
 		}
 		u.Cause = "Postgres refused the value of a setting slotd sets in each transaction"

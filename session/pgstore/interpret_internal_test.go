@@ -84,6 +84,8 @@ func TestInterpretBySQLStateAndType(t *testing.T) {
 		{"not migrated", pg(pgerrcode.UndefinedTable, `relation "conversations" does not exist`), wantUnavailable},
 		{"starting up", pg(pgerrcode.CannotConnectNow, "the database system is starting up"), wantDiagnosed},
 		{"pooler lost a statement", pg(pgerrcode.InvalidSQLStatementName, `prepared statement "stmtcache_1" does not exist`), wantDiagnosed},
+		{"a refused setting of the URL", &settingsError{pg(pgerrcode.InvalidParameterValue, `invalid value for parameter "lock_timeout": "soon"`)}, wantDiagnosed},
+		{"another invalid value, in the words of a setting", pg(pgerrcode.InvalidParameterValue, `invalid value for parameter "lock_timeout": "soon"`), wantOther},
 		{"stale version", fmt.Errorf("upsert: %w", &pgconn.PgError{Code: pgerrcode.CheckViolation, ConstraintName: versionCheck}), wantStale},
 		{"another check", fmt.Errorf("upsert: %w", &pgconn.PgError{Code: pgerrcode.CheckViolation, ConstraintName: "sessions_status_check"}), wantOther},
 		{"a syntax error that says busy words", pg(pgerrcode.SyntaxError, "deadlock detected: connection reset by peer"), wantOther},

@@ -113,6 +113,14 @@ func queueSettings(b *pgx.Batch, c *pgx.Conn) bool {
 	return ok
 }
 
+// settingsError is an error of the statement that sets a transaction's
+// settings (TxSettings): what Diagnose needs to tell a value Postgres
+// refused for one of them from another invalid parameter value.
+type settingsError struct{ err error }
+
+func (e *settingsError) Error() string { return "pgstore: transaction settings: " + e.err.Error() }
+func (e *settingsError) Unwrap() error { return e.err }
+
 // warningKey marks, in a connection's CustomData, a warning that came
 // since inTx last cleared it.
 const warningKey = "slotd.pgstore.warning"
@@ -138,7 +146,7 @@ func (st *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		b := &pgx.Batch{}
 		if queueSettings(b, conn.Conn()) {
 			if err := tx.SendBatch(ctx, b).Close(); err != nil {
-				return err
+				return &settingsError{err}
 			}
 		}
 		err := fn(tx)
@@ -178,8 +186,11 @@ func (st *Store) inBatches(ctx context.Context, first *pgx.Batch, read func(pgx.
 	b.QueuedQueries = append(b.QueuedQueries, first.QueuedQueries...)
 	br := conn.SendBatch(ctx, b)
 	tx := br.Tx()
-	for range preamble {
+	for i := range preamble {
 		if _, err = br.Exec(); err != nil {
+			if i == 1 {
+				err = &settingsError{err}
+			}
 			break
 		}
 	}
