@@ -65,7 +65,10 @@ func Diagnose(err error) *session.UnavailableError {
 
 // refusedParameter reads the name of the parameter out of PgBouncer's
 // "unsupported startup parameter: NAME" (a FATAL with SQLSTATE 08P01); a
-// name that is not a plain identifier is not repeated.
+// name that is not a plain identifier is not repeated. The message is the
+// only place PgBouncer puts the name; the error is unavailable by its
+// SQLSTATE's class whether or not the message reads so, and only the fix
+// named depends on it.
 func refusedParameter(msg string) (string, bool) {
 	m := refusedParameterRE.FindStringSubmatch(msg)
 	if m == nil {
