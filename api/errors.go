@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
 )
@@ -21,11 +22,14 @@ import (
 const retryAfterUnavailable = 1
 
 // answer is how a kind of problem leaves the process: the gRPC code of the
-// call, and the HTTP status that is the problem document's status member
-// and the gateway's status line (RFC 9457 wants the two equal).
+// call, the HTTP status that is the problem document's status member and
+// the gateway's status line (RFC 9457 wants the two equal), and whether
+// calling again is safe (the problem's retryable member). Every transport
+// (gRPC, the HTTP gateway, MCP) answers a kind with its row.
 type answer struct {
-	code codes.Code
-	http int
+	code      codes.Code
+	http      int
+	retryable bool
 }
 
 // statusClientClosed is the HTTP status of a call its client gave up on
@@ -34,29 +38,30 @@ const statusClientClosed = 499
 
 // answers is the one table of what each kind answers with. A kind answered
 // with OK is a business outcome: it travels in a successful response, never
-// as an error.
+// as an error, and its problem says itself whether a retry helps (a
+// backend's rate limit does, its refusal does not).
 var answers = map[problem.Kind]answer{
-	problem.KindInvalidRequest:   {codes.InvalidArgument, http.StatusBadRequest},
-	problem.KindTooLarge:         {codes.ResourceExhausted, http.StatusRequestEntityTooLarge},
-	problem.KindInvalidValue:     {codes.OK, http.StatusUnprocessableEntity},
-	problem.KindRuleViolated:     {codes.OK, http.StatusUnprocessableEntity},
-	problem.KindHandoff:          {codes.OK, http.StatusUnprocessableEntity},
-	problem.KindBackendFailure:   {codes.OK, http.StatusBadGateway},
-	problem.KindBackendTimeout:   {codes.OK, http.StatusGatewayTimeout},
-	problem.KindUnknownTool:      {codes.NotFound, http.StatusNotFound},
-	problem.KindNotFound:         {codes.NotFound, http.StatusNotFound},
-	problem.KindUnavailable:      {codes.Unavailable, http.StatusServiceUnavailable},
-	problem.KindBusy:             {codes.Aborted, http.StatusConflict},
-	problem.KindConflict:         {codes.FailedPrecondition, http.StatusConflict},
-	problem.KindEnded:            {codes.FailedPrecondition, http.StatusConflict},
-	problem.KindTooLong:          {codes.FailedPrecondition, http.StatusConflict},
-	problem.KindOverloaded:       {codes.ResourceExhausted, http.StatusTooManyRequests},
-	problem.KindUnauthenticated:  {codes.Unauthenticated, http.StatusUnauthorized},
-	problem.KindPermissionDenied: {codes.PermissionDenied, http.StatusForbidden},
-	problem.KindDeadline:         {codes.DeadlineExceeded, http.StatusGatewayTimeout},
-	problem.KindCancelled:        {codes.Canceled, statusClientClosed},
-	problem.KindUnimplemented:    {codes.Unimplemented, http.StatusNotImplemented},
-	problem.KindInternal:         {codes.Internal, http.StatusInternalServerError},
+	problem.KindInvalidRequest:   {codes.InvalidArgument, http.StatusBadRequest, false},
+	problem.KindTooLarge:         {codes.ResourceExhausted, http.StatusRequestEntityTooLarge, false},
+	problem.KindInvalidValue:     {codes.OK, http.StatusUnprocessableEntity, false},
+	problem.KindRuleViolated:     {codes.OK, http.StatusUnprocessableEntity, false},
+	problem.KindHandoff:          {codes.OK, http.StatusUnprocessableEntity, false},
+	problem.KindBackendFailure:   {codes.OK, http.StatusBadGateway, false},
+	problem.KindBackendTimeout:   {codes.OK, http.StatusGatewayTimeout, false},
+	problem.KindUnknownTool:      {codes.NotFound, http.StatusNotFound, false},
+	problem.KindNotFound:         {codes.NotFound, http.StatusNotFound, false},
+	problem.KindUnavailable:      {codes.Unavailable, http.StatusServiceUnavailable, true},
+	problem.KindBusy:             {codes.Aborted, http.StatusConflict, true},
+	problem.KindConflict:         {codes.FailedPrecondition, http.StatusConflict, false},
+	problem.KindEnded:            {codes.FailedPrecondition, http.StatusConflict, false},
+	problem.KindTooLong:          {codes.FailedPrecondition, http.StatusConflict, false},
+	problem.KindOverloaded:       {codes.ResourceExhausted, http.StatusTooManyRequests, true},
+	problem.KindUnauthenticated:  {codes.Unauthenticated, http.StatusUnauthorized, false},
+	problem.KindPermissionDenied: {codes.PermissionDenied, http.StatusForbidden, false},
+	problem.KindDeadline:         {codes.DeadlineExceeded, http.StatusGatewayTimeout, true},
+	problem.KindCancelled:        {codes.Canceled, statusClientClosed, true},
+	problem.KindUnimplemented:    {codes.Unimplemented, http.StatusNotImplemented, false},
+	problem.KindInternal:         {codes.Internal, http.StatusInternalServerError, false},
 }
 
 // failure is what a problem of kind k answers with as an error; false for a
@@ -79,6 +84,13 @@ func HTTPStatus(k problem.Kind) int {
 	return http.StatusInternalServerError
 }
 
+// Retryable reports whether calling again is safe after a failure of kind
+// k: the retryable member of its problem on every transport.
+func Retryable(k problem.Kind) bool {
+	a, _ := failure(k)
+	return a.retryable
+}
+
 // Status turns any error into a gRPC status carrying a slotd.v1.Problem in
 // its details. Errors it does not know become INTERNAL without details; the
 // error itself goes to the log, never to the client.
@@ -95,13 +107,45 @@ func Status(ctx context.Context, log *slog.Logger, err error) error {
 		// server's own message.
 		log.WarnContext(ctx, "store unavailable", "err", err.Error())
 	}
-	p := pe.Problem
-	p.Status = a.http
+	p := answered(pe.Problem, a)
 	st := status.New(a.code, p.Title)
 	if withDetails, derr := st.WithDetails(problemMessage(&p)); derr == nil {
 		st = withDetails
 	}
 	return st.Err()
+}
+
+// answered is p as it leaves the process with the answer a: its status and
+// retry advice are the table's.
+func answered(p problem.Problem, a answer) problem.Problem {
+	p.Status = a.http
+	p.Retryable = a.retryable
+	if !a.retryable {
+		p.RetryAfterSeconds = 0
+	}
+	return p
+}
+
+// ProblemOfError is the problem a call that failed with err answers with,
+// as Status puts it in the status details: its status member and retry
+// advice filled in from the table. For the transports that answer outside
+// gRPC (MCP).
+func ProblemOfError(ctx context.Context, err error) problem.Problem {
+	pe := classify(ctx, err)
+	a, _ := failure(pe.Kind)
+	return answered(pe.Problem, a)
+}
+
+// ProblemOfStatus is the problem of a call that failed with st: the one in
+// its details (every error slotd's services answer with carries one), or
+// ProblemForCode's for a bare code.
+func ProblemOfStatus(st *status.Status) problem.Problem {
+	for _, d := range st.Details() {
+		if pb, ok := d.(*slotdv1.Problem); ok {
+			return *ProblemOf(pb)
+		}
+	}
+	return ProblemForCode(st.Code())
 }
 
 // codeOf is the code a call that failed with err answers with, as Status
@@ -126,12 +170,19 @@ func asStatus(err error) (*status.Status, bool) {
 	return nil, false
 }
 
+// classify is the problem of an error, by its type and the sentinel errors
+// it wraps, never by its text. A context's error is a passed deadline or a
+// cancelled call wherever it came from; a store's busy conversation is a
+// retryable conflict. An error that names no cause of a call whose context
+// has ended is taken for the context's.
 func classify(ctx context.Context, err error) *problem.Error {
 	var pe *problem.Error
 	var unavailable *session.UnavailableError
 	switch {
 	case errors.As(err, &pe):
 		return pe
+	case problem.FromContext(err) != nil:
+		return problem.FromContext(err)
 	case errors.Is(err, session.ErrNotFound):
 		return problem.NotFound("session")
 	case errors.Is(err, session.ErrNotActive):
@@ -140,12 +191,10 @@ func classify(ctx context.Context, err error) *problem.Error {
 		return problem.UnavailableBecause(retryAfterUnavailable, unavailable.Cause, unavailable.Fix)
 	case errors.Is(err, session.ErrUnavailable):
 		return problem.Unavailable(retryAfterUnavailable)
-	case errors.Is(err, session.ErrBusy) && ctx.Err() == nil:
+	case errors.Is(err, session.ErrBusy):
 		return problem.Conflict(retryAfterUnavailable)
-	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return problem.DeadlinePassed()
-	case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
-		return problem.Cancelled()
+	case problem.FromContext(ctx.Err()) != nil:
+		return problem.FromContext(ctx.Err())
 	}
 	return problem.Internal()
 }
@@ -153,35 +202,39 @@ func classify(ctx context.Context, err error) *problem.Error {
 // ProblemForCode is the problem of a status that carries none: a call that
 // never reached slotd's services (a body the HTTP gateway could not decode,
 // a broken connection, a health check that said NOT_SERVING, the
-// transport's own size limit), with its status member filled in. A bare
-// RESOURCE_EXHAUSTED is the transport's size limit: slotd's own shedding
-// always says so in a problem.
+// transport's own size limit), with its status member and retry advice
+// filled in. A bare RESOURCE_EXHAUSTED is the transport's size limit:
+// slotd's own shedding always says so in a problem.
 func ProblemForCode(code codes.Code) problem.Problem {
 	var pe *problem.Error
 	switch code {
 	case codes.InvalidArgument:
-		pe = &problem.Error{Kind: problem.KindInvalidRequest, Problem: problem.Problem{Type: problem.TypeInvalidRequest,
-			Title: "The request is malformed", OwnerActionRequired: true}}
+		pe = problem.Malformed("")
 	case codes.Unavailable:
-		pe = &problem.Error{Kind: problem.KindUnavailable, Problem: problem.Problem{Type: problem.TypeUnavailable,
-			Title: "slotd is unavailable", Detail: "Retrying with the same turn_id is safe.", Retryable: true, RetryAfterSeconds: 1}}
+		pe = problem.ServerUnavailable()
 	case codes.DeadlineExceeded:
 		pe = problem.DeadlinePassed()
 	case codes.Canceled:
 		pe = problem.Cancelled()
+	case codes.Aborted:
+		pe = problem.Conflict(retryAfterUnavailable)
+	case codes.FailedPrecondition:
+		pe = problem.StateConflict()
 	case codes.NotFound:
-		pe = &problem.Error{Kind: problem.KindNotFound, Problem: problem.Problem{Type: problem.TypeNotFound, Title: "Not found"}}
+		pe = problem.NotFound("")
 	case codes.Unimplemented:
-		pe = &problem.Error{Kind: problem.KindUnimplemented, Problem: problem.Problem{Type: problem.TypeInternal,
-			Title: "Not implemented by this server", OwnerActionRequired: true}}
+		pe = problem.Unimplemented()
 	case codes.ResourceExhausted:
 		pe = problem.TooLarge("")
+	case codes.Unauthenticated:
+		pe = problem.Unauthenticated("")
+	case codes.PermissionDenied:
+		pe = problem.PermissionDenied("")
 	default:
 		pe = problem.Internal()
 	}
-	p := pe.Problem
-	p.Status = HTTPStatus(pe.Kind)
-	return p
+	a, _ := failure(pe.Kind)
+	return answered(pe.Problem, a)
 }
 
 // ProblemContentType is the media type of a problem document (RFC 9457).
@@ -194,7 +247,8 @@ func WriteProblem(w http.ResponseWriter, httpStatus int, p problem.Problem) {
 	p.Status = httpStatus
 	body, err := json.Marshal(p)
 	if err != nil {
-		httpStatus, body = http.StatusInternalServerError, []byte(`{"type":"`+problem.TypeInternal+`","title":"Internal error","status":500}`)
+		httpStatus = http.StatusInternalServerError
+		body, _ = json.Marshal(answered(problem.Internal().Problem, answers[problem.KindInternal]))
 	}
 	h := w.Header()
 	h.Set("Content-Type", ProblemContentType)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -37,6 +38,10 @@ func TestStatusMapsEveryFailure(t *testing.T) {
 		{"store unavailable", context.Background(), fmt.Errorf("%w: %s", session.ErrUnavailable, leaky), codes.Unavailable, true, false, problem.TypeUnavailable},
 		{"lock timeout", context.Background(), fmt.Errorf("%w (SQLSTATE 55P03): %s", session.ErrBusy, leaky), codes.Aborted, true, false, problem.TypeConflict},
 		{"deadline", expired, fmt.Errorf("%w: %w", session.ErrBusy, context.DeadlineExceeded), codes.DeadlineExceeded, true, false, problem.TypeUnavailable},
+		{"a store's deadline", context.Background(), fmt.Errorf("pgstore: %w", context.DeadlineExceeded), codes.DeadlineExceeded, true, false, problem.TypeUnavailable},
+		{"a store's cancellation", context.Background(), fmt.Errorf("pgstore: %w", context.Canceled), codes.Canceled, true, false, problem.TypeUnavailable},
+		{"busy as the deadline passes", expired, fmt.Errorf("%w (SQLSTATE 40001): %s", session.ErrBusy, leaky), codes.Aborted, true, false, problem.TypeConflict},
+		{"an error of no cause after the deadline", expired, errors.New(leaky), codes.DeadlineExceeded, true, false, problem.TypeUnavailable},
 		{"not found", context.Background(), fmt.Errorf("pgstore: %w", session.ErrNotFound), codes.NotFound, false, false, problem.TypeNotFound},
 		{"ended", context.Background(), session.ErrNotActive, codes.FailedPrecondition, false, false, problem.TypeConflict},
 		{"unknown tool", context.Background(), problem.UnknownTool("x", []string{"a", "b"}), codes.NotFound, false, true, problem.TypeUnknownTool},
@@ -57,7 +62,7 @@ func TestStatusMapsEveryFailure(t *testing.T) {
 			if p.Retryable != tc.retryable || p.OwnerActionRequired != tc.owner || p.Type != tc.typ {
 				t.Errorf("problem %v: want retryable=%v owner=%v type=%s", p, tc.retryable, tc.owner, tc.typ)
 			}
-			if tc.retryable && tc.code != codes.DeadlineExceeded && p.RetryAfterSeconds <= 0 {
+			if tc.retryable && tc.code != codes.DeadlineExceeded && tc.code != codes.Canceled && p.RetryAfterSeconds <= 0 {
 				t.Errorf("a retryable problem without retry_after: %v", p)
 			}
 			text := st.Message() + p.Title + p.Detail
@@ -119,6 +124,67 @@ func TestEveryKindAnswers(t *testing.T) {
 	}
 	if got := HTTPStatus(problem.Kind(0)); got != http.StatusInternalServerError {
 		t.Errorf("HTTPStatus of no kind = %d, want 500", got)
+	}
+}
+
+// TestRetryAdviceIsTheTables: every problem slotd makes says the retry
+// advice of its kind's row, and an answer carries the row's advice
+// whatever the problem said.
+func TestRetryAdviceIsTheTables(t *testing.T) {
+	t.Parallel()
+	for _, pe := range []*problem.Error{
+		problem.InvalidRequest("turn_id", "required"), problem.TooLarge("big"), problem.UnknownTool("x", nil),
+		problem.NotFound("session"), problem.Ended(), problem.Unavailable(1), problem.UnavailableBecause(1, "c", "f"),
+		problem.Conflict(1), problem.Overloaded(2), problem.DeadlinePassed(), problem.Cancelled(),
+		problem.Unauthenticated("no key"), problem.PermissionDenied("admin"), problem.Internal(),
+		problem.Malformed("x"), problem.ServerUnavailable(), problem.Unimplemented(), problem.NoRoute("x"),
+		problem.MethodNotAllowed("x"), problem.BatchRefused("x"), problem.SessionsFull("x", 60),
+		problem.TenantSessionsFull("x", 60), problem.TurnOfAnotherTool("t", "a"), problem.TurnRewritten("t"),
+		problem.WrongIdempotencyKey(), problem.NotReady("ASK"), problem.TooManyTurns(100), problem.StateConflict(),
+	} {
+		if pe.Problem.Retryable != Retryable(pe.Kind) {
+			t.Errorf("%s (%v): retryable %v, the table says %v", pe.Problem.Title, pe.Kind, pe.Problem.Retryable, Retryable(pe.Kind))
+		}
+		flipped := *pe
+		flipped.Problem.Retryable = !flipped.Problem.Retryable
+		got := problemIn(t, Status(context.Background(), slog.New(slog.DiscardHandler), &flipped))
+		if got.Retryable != Retryable(pe.Kind) || int(got.Status) != HTTPStatus(pe.Kind) {
+			t.Errorf("%s answered retryable=%v status=%d, the table says %v and %d", pe.Problem.Title, got.Retryable, got.Status, Retryable(pe.Kind), HTTPStatus(pe.Kind))
+		}
+		if p := ProblemOfError(context.Background(), &flipped); p.Retryable != Retryable(pe.Kind) || p.Status != HTTPStatus(pe.Kind) {
+			t.Errorf("ProblemOfError(%s) = retryable=%v status=%d, the table says %v and %d", pe.Problem.Title, p.Retryable, p.Status, Retryable(pe.Kind), HTTPStatus(pe.Kind))
+		}
+	}
+}
+
+// TestBareCodesAnswerTheirKind: the problem of a bare code is of a kind
+// whose row answers with that code, where the table has one.
+func TestBareCodesAnswerTheirKind(t *testing.T) {
+	t.Parallel()
+	have := map[codes.Code]bool{}
+	for _, a := range answers {
+		have[a.code] = true
+	}
+	for code := codes.OK + 1; code <= codes.Unauthenticated; code++ {
+		p := ProblemForCode(code)
+		st := ProblemOfStatus(status.New(code, "no details"))
+		if !reflect.DeepEqual(st, p) {
+			t.Errorf("ProblemOfStatus(bare %v) = %+v, ProblemForCode says %+v", code, st, p)
+		}
+		if !have[code] {
+			continue
+		}
+		var kind problem.Kind
+		for _, k := range problem.Kinds() {
+			if answers[k].code == code && answers[k].http == p.Status {
+				kind = k
+			}
+		}
+		if kind == 0 {
+			t.Errorf("ProblemForCode(%v) = status %d, which no kind answering %v has", code, p.Status, code)
+		} else if p.Retryable != Retryable(kind) {
+			t.Errorf("ProblemForCode(%v): retryable %v, the table says %v", code, p.Retryable, Retryable(kind))
+		}
 	}
 }
 

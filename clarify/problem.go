@@ -55,13 +55,9 @@ func HandoffProblem(c *contract.Contract, locale, slot string, n int, last *prob
 }
 
 // ProblemTitle is the title of a problem type a response carries, in the
-// turn's language; "" for a type slotd has no title for.
+// turn's language (problem.TitleIn); "" for a type slotd has no title for.
 func ProblemTitle(c *contract.Contract, locale, typ string) string {
-	key := "problem." + strings.TrimPrefix(typ, problem.Base)
-	if !phrase.Has(key) {
-		return ""
-	}
-	return phrase.Text(phrase.Lang(locale, c.DefaultLocale), key, nil)
+	return problem.TitleIn(phrase.Lang(locale, c.DefaultLocale), typ)
 }
 
 // fieldDetail says one field error as a problem's detail: where (unless it

@@ -5,6 +5,11 @@
 // It knows no transport: which gRPC code and HTTP status a kind answers
 // with is the gRPC adapter's to say.
 //
+// Every problem slotd makes is made here, its title worded by the phrase
+// catalog (internal/phrase), which holds it in each language slotd speaks.
+// The problems a turn's response carries are worded in the turn's language
+// by package clarify; the failures made here are said in English.
+//
 // This package is public: code outside slotd imports it to read slotd's
 // problems, and package contract returns them. slotd's public Go packages
 // are client, contract (with contract/normalizer and contract/provider),
@@ -106,7 +111,7 @@ func (e *Error) Error() string {
 func InvalidRequest(field, msg string) *Error {
 	return &Error{Kind: KindInvalidRequest, Problem: Problem{
 		Type:                TypeInvalidRequest,
-		Title:               "The request is malformed",
+		Title:               title("title.malformed"),
 		Detail:              field + ": " + msg,
 		OwnerActionRequired: true,
 		Errors:              []FieldError{{Pointer: "/" + field, Message: msg}},
@@ -117,7 +122,7 @@ func InvalidRequest(field, msg string) *Error {
 func TooLarge(detail string) *Error {
 	return &Error{Kind: KindTooLarge, Problem: Problem{
 		Type:                TypeInvalidRequest,
-		Title:               "The request is too large",
+		Title:               title("title.too_large"),
 		Detail:              detail,
 		OwnerActionRequired: true,
 	}}
@@ -127,27 +132,31 @@ func TooLarge(detail string) *Error {
 func UnknownTool(tool string, known []string) *Error {
 	return &Error{Kind: KindUnknownTool, Problem: Problem{
 		Type:                TypeUnknownTool,
-		Title:               "Unknown tool",
+		Title:               title("title.unknown_tool"),
 		Detail:              fmt.Sprintf("no contract named %q", Redact(tool)),
 		OwnerActionRequired: true,
 		Errors:              []FieldError{{Pointer: "/tool", Input: Quote(tool), Message: "unknown tool", Allowed: known}},
 	}}
 }
 
-// NotFound is a session or conversation that does not exist (for this tenant).
+// NotFound is a session or conversation that does not exist (for this
+// tenant); what names it, or is empty for a call that names nothing.
 func NotFound(what string) *Error {
-	return &Error{Kind: KindNotFound, Problem: Problem{
-		Type:   TypeNotFound,
-		Title:  "Not found",
-		Detail: what + " not found",
+	e := &Error{Kind: KindNotFound, Problem: Problem{
+		Type:  TypeNotFound,
+		Title: title("title.not_found"),
 	}}
+	if what != "" {
+		e.Problem.Detail = what + " not found"
+	}
+	return e
 }
 
 // Ended is a change asked of a session that has ended.
 func Ended() *Error {
 	return &Error{Kind: KindEnded, Problem: Problem{
 		Type:   TypeConflict,
-		Title:  "The session has ended",
+		Title:  title("title.ended"),
 		Detail: "An ended session takes no more changes; the next turn starts a new one.",
 	}}
 }
@@ -156,7 +165,7 @@ func Ended() *Error {
 func Unavailable(retryAfter int) *Error {
 	return &Error{Kind: KindUnavailable, Problem: Problem{
 		Type:              TypeUnavailable,
-		Title:             "The session store is unavailable",
+		Title:             title("title.store_unavailable"),
 		Detail:            "The turn may not have been applied; retrying with the same turn_id is safe: it is applied exactly once.",
 		Retryable:         true,
 		RetryAfterSeconds: retryAfter,
@@ -177,7 +186,7 @@ func UnavailableBecause(retryAfter int, cause, fix string) *Error {
 func Conflict(retryAfter int) *Error {
 	return &Error{Kind: KindBusy, Problem: Problem{
 		Type:              TypeConflict,
-		Title:             "The conversation is busy",
+		Title:             title("title.busy"),
 		Detail:            "Another turn of this conversation held it too long; retrying with the same turn_id is safe.",
 		Retryable:         true,
 		RetryAfterSeconds: retryAfter,
@@ -188,7 +197,7 @@ func Conflict(retryAfter int) *Error {
 func Overloaded(retryAfter int) *Error {
 	return &Error{Kind: KindOverloaded, Problem: Problem{
 		Type:              TypeOverloaded,
-		Title:             "slotd is overloaded",
+		Title:             title("title.overloaded"),
 		Detail:            "The call was not started; retrying with the same turn_id is safe.",
 		Retryable:         true,
 		RetryAfterSeconds: retryAfter,
@@ -199,7 +208,7 @@ func Overloaded(retryAfter int) *Error {
 func DeadlinePassed() *Error {
 	return &Error{Kind: KindDeadline, Problem: Problem{
 		Type:      TypeUnavailable,
-		Title:     "The deadline passed",
+		Title:     title("title.deadline"),
 		Detail:    "The turn may or may not have been applied; retrying with the same turn_id is safe.",
 		Retryable: true,
 	}}
@@ -209,7 +218,7 @@ func DeadlinePassed() *Error {
 func Cancelled() *Error {
 	return &Error{Kind: KindCancelled, Problem: Problem{
 		Type:      TypeUnavailable,
-		Title:     "The call was cancelled",
+		Title:     title("title.cancelled"),
 		Retryable: true,
 	}}
 }
@@ -218,7 +227,7 @@ func Cancelled() *Error {
 func Unauthenticated(detail string) *Error {
 	return &Error{Kind: KindUnauthenticated, Problem: Problem{
 		Type:                TypeUnauthenticated,
-		Title:               "Not authenticated",
+		Title:               title("title.unauthenticated"),
 		Detail:              detail,
 		OwnerActionRequired: true,
 	}}
@@ -228,7 +237,7 @@ func Unauthenticated(detail string) *Error {
 func PermissionDenied(detail string) *Error {
 	return &Error{Kind: KindPermissionDenied, Problem: Problem{
 		Type:                TypePermissionDenied,
-		Title:               "Permission denied",
+		Title:               title("title.permission_denied"),
 		Detail:              detail,
 		OwnerActionRequired: true,
 	}}
@@ -238,7 +247,7 @@ func PermissionDenied(detail string) *Error {
 func Internal() *Error {
 	return &Error{Kind: KindInternal, Problem: Problem{
 		Type:                TypeInternal,
-		Title:               "Internal error",
+		Title:               title("title.internal"),
 		OwnerActionRequired: true,
 	}}
 }

@@ -150,10 +150,7 @@ func (e *Engine) completion(s *Session, req CompleteRequest) (*Commit, error) {
 	case s.LastAction != string(clarify.Ready):
 		return nil, notReady(s.LastAction)
 	case req.IdempotencyKey != "" && req.IdempotencyKey != key:
-		return nil, &problem.Error{Kind: problem.KindConflict, Problem: problem.Problem{
-			Type: problem.TypeConflict, Title: "Not the session's idempotency key",
-			Detail: "The key does not belong to the arguments this session answered READY with.", OwnerActionRequired: true,
-		}}
+		return nil, problem.WrongIdempotencyKey()
 	}
 	c := e.contracts.Get(s.Tool)
 	if c == nil {
@@ -215,12 +212,7 @@ func completionCommit(c *contract.Contract, s *Session, req CompleteRequest, out
 	return commit, nil
 }
 
-func notReady(last string) error {
-	return &problem.Error{Kind: problem.KindConflict, Problem: problem.Problem{
-		Type: problem.TypeConflict, Title: "Nothing is ready to complete",
-		Detail: "CompleteSession follows a READY turn; the last turn answered " + last + ".", OwnerActionRequired: true,
-	}}
-}
+func notReady(last string) error { return problem.NotReady(last) }
 
 type failureSpec struct {
 	retryable   bool

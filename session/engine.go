@@ -187,25 +187,13 @@ func (e *Engine) zonesOf(req TurnRequest, open []*Session) map[string]*time.Loca
 // another tool: answering it with the other call's stored response would
 // hand one tool call another's answer.
 func turnOfAnotherTool(turnID, tool string) error {
-	return &problem.Error{Kind: problem.KindConflict, Problem: problem.Problem{
-		Type: problem.TypeConflict, Title: "The turn_id belongs to a call of another tool",
-		Detail: fmt.Sprintf("turn_id %s already answered a call of %s in this conversation; give every tool call its own turn_id "+
-			"(the provider's tool-call id)", problem.Redact(turnID), tool),
-		OwnerActionRequired: true,
-	}}
+	return problem.TurnOfAnotherTool(turnID, tool)
 }
 
 // turnRewritten refuses a turn_id used again with other content: a retry
 // carries the same request, and replaying the first answer to a changed one
 // would drop what the user said this time without a word.
-func turnRewritten(turnID string) error {
-	return &problem.Error{Kind: problem.KindConflict, Problem: problem.Problem{
-		Type: problem.TypeConflict, Title: "The turn_id was used before with other content",
-		Detail: fmt.Sprintf("turn_id %s already answered a request with other arguments, confirmation, locale or time zone; "+
-			"a retry must resend the same request, and a new user turn needs its own turn_id", problem.Redact(turnID)),
-		OwnerActionRequired: true,
-	}}
-}
+func turnRewritten(turnID string) error { return problem.TurnRewritten(turnID) }
 
 // location loads a time zone once per name.
 func (e *Engine) location(name string) (*time.Location, error) {

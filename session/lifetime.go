@@ -1,7 +1,6 @@
 package session
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
@@ -168,10 +167,4 @@ func mergeArgs(a, b map[string]any) map[string]any {
 	return out
 }
 
-func tooLong() error {
-	return &problem.Error{Kind: problem.KindTooLong, Problem: problem.Problem{
-		Type: problem.TypeTooLong, Title: "The session has too many turns",
-		Detail:              fmt.Sprintf("A session keeps at most %d turns; reset it (ResetSession) to go on.", MaxTurnsPerSession),
-		OwnerActionRequired: true,
-	}}
-}
+func tooLong() error { return problem.TooManyTurns(MaxTurnsPerSession) }

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -76,7 +74,7 @@ func (h *Handler) answerTurn(ctx context.Context, t *toolDef, req *sdk.CallToolR
 		resp, note, err = h.sessionRounds(ctx, call, req, in)
 	}
 	if err != nil {
-		return failure(call.conv, problemFromError(err)), errorOutcome, call
+		return failure(call.conv, problemFromError(ctx, err)), errorOutcome, call
 	}
 	return h.turnResult(call, resp, note), actionName(resp.GetAction()), call
 }
@@ -349,32 +347,26 @@ func readInput(raw json.RawMessage) (callInput, *problem.Problem) {
 	return in, nil
 }
 
+// invalid is a refused argument of a call, with its kind's status as api
+// answers it.
 func invalid(field, msg string) *problem.Problem {
-	p := problem.InvalidRequest(field, msg).Problem
+	p := api.ProblemOfError(context.Background(), problem.InvalidRequest(field, msg))
 	return &p
 }
 
-// problemFromError is a failed SlotService call's problem: the one in its
-// status details (every error slotd's services answer with carries one),
-// or one made from the code for what never reached them.
-func problemFromError(err error) *problem.Problem {
-	if pe := (*problem.Error)(nil); errors.As(err, &pe) {
-		return &pe.Problem
+// problemFromError is a failed SlotService call's problem, as api answers
+// it on gRPC and HTTP: the one in its status details (every error slotd's
+// services answer with carries one), api's for the bare code of what never
+// reached them, or, for an error of this package's own, its kind's status
+// and retry advice from api's table.
+func problemFromError(ctx context.Context, err error) *problem.Problem {
+	var p problem.Problem
+	if st, ok := status.FromError(err); ok {
+		p = api.ProblemOfStatus(st)
+	} else {
+		p = api.ProblemOfError(ctx, err)
 	}
-	st := status.Convert(err)
-	for _, d := range st.Details() {
-		if pb, ok := d.(*slotdv1.Problem); ok {
-			return api.ProblemOf(pb)
-		}
-	}
-	switch st.Code() {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Aborted:
-		return &problem.Problem{Type: problem.TypeUnavailable, Title: "slotd is unavailable", Status: 503,
-			Detail: "calling again with the same arguments is safe", Retryable: true, RetryAfterSeconds: 1}
-	case codes.ResourceExhausted:
-		return &problem.Problem{Type: problem.TypeOverloaded, Title: "slotd is overloaded", Status: 429, Retryable: true, RetryAfterSeconds: 1}
-	}
-	return &problem.Problem{Type: problem.TypeInternal, Title: "Internal error", Status: 500, OwnerActionRequired: true}
+	return &p
 }
 
 // turnResult is a turn's answer as the tool's result.

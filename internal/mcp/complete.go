@@ -124,7 +124,7 @@ func (h *Handler) complete(ctx context.Context, req *sdk.CallToolRequest, md met
 	defer cancel()
 	out, err := h.cfg.Slots.CompleteSession(cctx, cr)
 	if err != nil {
-		return failure(conv, problemFromError(err)), errorOutcome, conv
+		return failure(conv, problemFromError(ctx, err)), errorOutcome, conv
 	}
 	if conv == "" {
 		conv = out.GetSession().GetConversationId()

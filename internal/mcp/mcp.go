@@ -234,8 +234,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// connection held open per client.
 		h.m.Refused("method")
 		w.Header().Set("Allow", "POST, DELETE")
-		api.WriteProblem(w, http.StatusMethodNotAllowed, problem.Problem{Type: problem.TypeInvalidRequest,
-			Title: "Method not allowed", Detail: "slotd opens no stream for messages it is not asked for; POST requests", OwnerActionRequired: true})
+		api.WriteProblem(w, http.StatusMethodNotAllowed,
+			problem.MethodNotAllowed("slotd opens no stream for messages it is not asked for; POST requests").Problem)
 		return
 	}
 	tenant := ""
@@ -243,8 +243,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		who, err := h.cfg.Keys.Check(r.Header.Values("Authorization"))
 		if err == nil && who.Admin {
 			h.m.Refused("admin_key")
-			api.WriteProblem(w, http.StatusForbidden, problem.Problem{Type: problem.TypePermissionDenied, Title: "Permission denied",
-				Detail: "an admin key cannot act for a tenant; use the tenant's key", OwnerActionRequired: true})
+			api.WriteProblem(w, http.StatusForbidden, problem.PermissionDenied("an admin key cannot act for a tenant; use the tenant's key").Problem)
 			return
 		}
 		tenant = who.Tenant
@@ -257,8 +256,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if batch {
 			if detail := batchRefused(r, msgs); detail != "" {
 				h.m.Refused("batch")
-				api.WriteProblem(w, http.StatusBadRequest, problem.Problem{Type: problem.TypeInvalidRequest, Title: "Batch refused",
-					Detail: detail, OwnerActionRequired: true})
+				api.WriteProblem(w, http.StatusBadRequest, problem.BatchRefused(detail).Problem)
 				return
 			}
 		} else if len(msgs) == 1 && msgs[0].Method == "tools/call" && msgs[0].ID.IsValid() {
@@ -309,14 +307,12 @@ func (h *Handler) refuseSession(w http.ResponseWriter, why string) {
 	idle := h.cfg.Limits.SessionIdle.String()
 	if why == fullTenant {
 		h.m.Refused("tenant_sessions_full")
-		api.WriteProblem(w, http.StatusTooManyRequests, problem.Problem{Type: problem.TypeOverloaded, Title: "Too many MCP sessions of this tenant",
-			Detail:    "this tenant holds as many MCP sessions as it may, none of them idle; end sessions with DELETE, or wait: idle ones close after " + idle,
-			Retryable: true, RetryAfterSeconds: 60})
+		api.WriteProblem(w, http.StatusTooManyRequests, problem.TenantSessionsFull(
+			"this tenant holds as many MCP sessions as it may, none of them idle; end sessions with DELETE, or wait: idle ones close after "+idle, 60).Problem)
 		return
 	}
 	h.m.Refused("sessions_full")
-	api.WriteProblem(w, http.StatusServiceUnavailable, problem.Problem{Type: problem.TypeOverloaded, Title: "Too many MCP sessions",
-		Detail: "slotd holds as many MCP sessions as it may; idle ones close after " + idle, Retryable: true, RetryAfterSeconds: 60})
+	api.WriteProblem(w, http.StatusServiceUnavailable, problem.SessionsFull("slotd holds as many MCP sessions as it may; idle ones close after "+idle, 60).Problem)
 }
 
 // bindSession gives the place a request took to the session its

@@ -96,6 +96,13 @@ func Has(key string) bool {
 	return ok
 }
 
+// HasIn reports a sentence the catalog holds in the language l itself, not
+// by falling back to English.
+func HasIn(l Language, key string) bool {
+	_, ok := catalog[l].texts[key]
+	return ok
+}
+
 func (a Args) value(name string) (string, bool) {
 	v, ok := a[name]
 	if !ok {

@@ -16,8 +16,7 @@ import (
 // and its assets behind that. With the console off, /console/ is 404.
 func (s *Server) mountConsole(keys *auth.Keys) error {
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		api.WriteProblem(w, http.StatusNotFound, problem.Problem{Type: problem.TypeNotFound, Title: "Not found",
-			OwnerActionRequired: true, Detail: "the console is off (--console=false)"})
+		api.WriteProblem(w, http.StatusNotFound, problem.NoRoute("the console is off (--console=false)").Problem)
 	})
 	if !s.cfg.DisableConsole {
 		c, err := console.New(console.Config{

@@ -216,10 +216,7 @@ func tooLarge() *problem.Error {
 
 // malformed is a body refused before the JSON decoder saw it; unlike
 // problem.InvalidRequest it names no field, as there is none yet.
-func malformed(detail string) *problem.Error {
-	return &problem.Error{Kind: problem.KindInvalidRequest, Problem: problem.Problem{Type: problem.TypeInvalidRequest,
-		Title: "The request is malformed", Detail: detail, OwnerActionRequired: true}}
-}
+func malformed(detail string) *problem.Error { return problem.Malformed(detail) }
 
 // tooDeep reports whether JSON text nests arrays and objects deeper than
 // max, in one pass that minds strings and their escapes. Text that is not
@@ -306,11 +303,9 @@ func writeProblem(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler,
 }
 
 func routingProblem(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
-	p := problem.Problem{Type: problem.TypeNotFound, Title: "Not found", OwnerActionRequired: true,
-		Detail: "no such HTTP route; the routes are in " + OpenAPIPath}
+	p := problem.NoRoute("no such HTTP route; the routes are in " + OpenAPIPath).Problem
 	if httpStatus == http.StatusMethodNotAllowed {
-		p = problem.Problem{Type: problem.TypeInvalidRequest, Title: "Method not allowed", OwnerActionRequired: true,
-			Detail: r.Method + " is not allowed here; the routes are in " + OpenAPIPath}
+		p = problem.MethodNotAllowed(r.Method + " is not allowed here; the routes are in " + OpenAPIPath).Problem
 	}
 	api.WriteProblem(w, httpStatus, p)
 }

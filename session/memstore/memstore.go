@@ -4,6 +4,7 @@ package memstore
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 
@@ -62,13 +63,15 @@ func (st *Store) conversation(key session.Key) *conversation {
 	return c
 }
 
-// lockConversation waits for the conversation's lock or the context.
+// lockConversation waits for the conversation's lock or the context; a
+// context that ends first is the context's error (a cancelled call or a
+// passed deadline), as a Postgres turn's would be.
 func lockConversation(ctx context.Context, c *conversation) error {
 	select {
 	case c.lock <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return session.ErrBusy
+		return fmt.Errorf("memstore: waiting for the conversation: %w", ctx.Err())
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -47,7 +46,7 @@ func Diagnose(err error) *session.UnavailableError {
 		u.Cause = "a server of SLOTD_DATABASE_URL is starting up, shutting down or in recovery"
 		u.Fix = "Retry; with several hosts, add target_session_attrs=primary to SLOTD_DATABASE_URL so that a standby is skipped."
 	case pgerrcode.InvalidParameterValue:
-		if !strings.Contains(pgErr.Message, "invalid value for parameter") {
+		if !errors.As(err, new(*settingsError)) {
 			return nil
 		}
 		u.Cause = "Postgres refused the value of a setting slotd sets in each transaction"
@@ -66,7 +65,10 @@ func Diagnose(err error) *session.UnavailableError {
 
 // refusedParameter reads the name of the parameter out of PgBouncer's
 // "unsupported startup parameter: NAME" (a FATAL with SQLSTATE 08P01); a
-// name that is not a plain identifier is not repeated.
+// name that is not a plain identifier is not repeated. The message is the
+// only place PgBouncer puts the name; the error is unavailable by its
+// SQLSTATE's class whether or not the message reads so, and only the fix
+// named depends on it.
 func refusedParameter(msg string) (string, bool) {
 	m := refusedParameterRE.FindStringSubmatch(msg)
 	if m == nil {

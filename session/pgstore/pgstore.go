@@ -10,9 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"io"
+	"net"
+	"syscall"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -110,6 +113,14 @@ func queueSettings(b *pgx.Batch, c *pgx.Conn) bool {
 	return ok
 }
 
+// settingsError is an error of the statement that sets a transaction's
+// settings (TxSettings): what Diagnose needs to tell a value Postgres
+// refused for one of them from another invalid parameter value.
+type settingsError struct{ err error }
+
+func (e *settingsError) Error() string { return "pgstore: transaction settings: " + e.err.Error() }
+func (e *settingsError) Unwrap() error { return e.err }
+
 // warningKey marks, in a connection's CustomData, a warning that came
 // since inTx last cleared it.
 const warningKey = "slotd.pgstore.warning"
@@ -135,7 +146,7 @@ func (st *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		b := &pgx.Batch{}
 		if queueSettings(b, conn.Conn()) {
 			if err := tx.SendBatch(ctx, b).Close(); err != nil {
-				return err
+				return &settingsError{err}
 			}
 		}
 		err := fn(tx)
@@ -175,8 +186,11 @@ func (st *Store) inBatches(ctx context.Context, first *pgx.Batch, read func(pgx.
 	b.QueuedQueries = append(b.QueuedQueries, first.QueuedQueries...)
 	br := conn.SendBatch(ctx, b)
 	tx := br.Tx()
-	for range preamble {
+	for i := range preamble {
 		if _, err = br.Exec(); err != nil {
+			if i == 1 {
+				err = &settingsError{err}
+			}
 			break
 		}
 	}
@@ -698,9 +712,12 @@ func nullTime(t time.Time) *time.Time {
 	return &t
 }
 
-// interpret translates driver errors into session errors. Whatever it does
-// not recognise is wrapped without its text reaching a client: the gRPC
-// adapter answers INTERNAL and logs it.
+// interpret translates driver errors into session errors, by SQLSTATE and
+// by the driver's error types, never by their text. A cancelled or expired
+// context stays the context's error, which the gRPC adapter answers as a
+// cancelled call or a passed deadline. Whatever it does not recognise is
+// wrapped without its text reaching a client: the gRPC adapter answers
+// INTERNAL and logs it.
 func interpret(err error) error {
 	if err == nil {
 		return nil
@@ -715,24 +732,20 @@ func interpret(err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch {
-		case pgErr.Code == "55P03", pgErr.Code == "57014", pgErr.Code == "40001", pgErr.Code == "40P01":
-			// lock_not_available, query_canceled (statement timeout),
-			// serialization_failure, deadlock_detected
+		case busyCodes[pgErr.Code]:
 			return fmt.Errorf("%w (SQLSTATE %s)", session.ErrBusy, pgErr.Code)
-		case strings.HasPrefix(pgErr.Code, "08"), strings.HasPrefix(pgErr.Code, "53"),
-			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03":
-			// connection exceptions, shutdowns, too many connections, resources
+		case pgerrcode.IsConnectionException(pgErr.Code), pgerrcode.IsInsufficientResources(pgErr.Code), shutdownCodes[pgErr.Code]:
 			return fmt.Errorf("%w (SQLSTATE %s)", session.ErrUnavailable, pgErr.Code)
-		case pgErr.Code == "23514" && pgErr.ConstraintName == versionCheck:
+		case pgErr.Code == pgerrcode.CheckViolation && pgErr.ConstraintName == versionCheck:
 			return fmt.Errorf("%w (%s)", errStaleVersion, pgErr.ConstraintName)
-		case pgErr.Code == "42P01":
-			// undefined_table: the database is not migrated
+		case pgErr.Code == pgerrcode.UndefinedTable:
+			// The database is not migrated.
 			return fmt.Errorf("%w: schema missing", session.ErrUnavailable)
 		}
 		return fmt.Errorf("pgstore: %w", err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return fmt.Errorf("%w: %w", session.ErrBusy, err)
+		return fmt.Errorf("pgstore: %w", err)
 	}
 	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) || isConnError(err) {
 		return fmt.Errorf("%w: %w", session.ErrUnavailable, err)
@@ -740,22 +753,49 @@ func interpret(err error) error {
 	return fmt.Errorf("pgstore: %w", err)
 }
 
+// busyCodes are the SQLSTATEs of a transaction that lost a race for a
+// conversation or waited too long for it: retrying the turn is safe. A
+// unique violation is a concurrent transaction that wrote the same row
+// first; the retry reads what it wrote.
+var busyCodes = map[string]bool{
+	pgerrcode.LockNotAvailable:     true, // lock_timeout
+	pgerrcode.QueryCanceled:        true, // statement_timeout
+	pgerrcode.SerializationFailure: true,
+	pgerrcode.DeadlockDetected:     true,
+	pgerrcode.UniqueViolation:      true,
+}
+
+// shutdownCodes are the SQLSTATEs of a server that ended the connection:
+// an administrator's or a crash's shutdown, or a server not taking
+// connections yet. Another connection or host may answer.
+var shutdownCodes = map[string]bool{
+	pgerrcode.AdminShutdown:    true,
+	pgerrcode.CrashShutdown:    true,
+	pgerrcode.CannotConnectNow: true,
+}
+
+// isConnError reports an error of the connection rather than of the
+// statement: one that could not be made, or was lost mid-transaction (the
+// server went away, the socket was reset or closed).
 func isConnError(err error) bool {
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
 		return true
 	}
-	var ne interface{ Timeout() bool }
+	var ne net.Error
 	if errors.As(err, &ne) {
 		return true
 	}
-	// A connection lost mid-transaction surfaces as an unexpected EOF or a
-	// closed connection.
-	msg := err.Error()
-	for _, s := range []string{"conn closed", "unexpected EOF", "broken pipe", "connection reset", "connection refused"} {
-		if strings.Contains(msg, s) {
+	for _, target := range connErrors {
+		if errors.Is(err, target) {
 			return true
 		}
 	}
 	return false
+}
+
+// connErrors are the errors of a connection lost under a statement.
+var connErrors = []error{
+	pgconn.ErrConnClosed, net.ErrClosed, io.EOF, io.ErrUnexpectedEOF,
+	syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED, syscall.EPIPE,
 }
