@@ -219,9 +219,9 @@ func (c *serveConfig) finish(getenv func(string) string, machine func() int64) e
 		}
 		switch s.bind(c).(type) {
 		case *int:
-			return usagef("--%s (%s) must be at least 1, not 0", s.flag, s.env)
+			return usagef("--%s or %s must be at least 1, not 0", s.flag, s.env)
 		case *time.Duration:
-			return usagef("--%s (%s) must be more than 0", s.flag, s.env)
+			return usagef("--%s or %s must be more than 0", s.flag, s.env)
 		}
 	}
 	var err error
@@ -233,7 +233,7 @@ func (c *serveConfig) finish(getenv func(string) string, machine func() int64) e
 		if errors.As(err, &bad) {
 			for _, s := range serveSettings {
 				if s.field == bad.Field {
-					return usagef("--%s (%s) %s", s.flag, s.env, bad.Reason)
+					return usagef("--%s or %s %s", s.flag, s.env, bad.Reason)
 				}
 			}
 		}
