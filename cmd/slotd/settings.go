@@ -57,7 +57,8 @@ type serveSetting struct {
 // fromConfig as a setting's default takes server.Config.WithDefaults'.
 const fromConfig = "(server.Config.WithDefaults)"
 
-// serveSettings are slotd serve's settings, in the order --help lists them.
+// serveSettings are slotd serve's settings, in the order --print-config
+// lists them (--help sorts them by name).
 var serveSettings = []serveSetting{
 	{flag: "listen", env: "SLOTD_LISTEN", field: "Listen", def: fromConfig,
 		doc: "gRPC address", bind: func(c *serveConfig) any { return &c.Listen }},
@@ -243,8 +244,9 @@ func (c *serveConfig) finish(getenv func(string) string, machine func() int64) e
 }
 
 // printConfig writes the effective settings, after the flags, the
-// environment and the defaults, one SLOTD_NAME=value line each, secrets
-// redacted; a zero value is followed by what it means.
+// environment and the defaults, one SLOTD_NAME=value line each (as an
+// environment file takes them), secrets redacted; a zero value is preceded
+// by a comment that says what it means.
 func (c *serveConfig) printConfig(w io.Writer) {
 	eff := *c
 	eff.Config = c.WithDefaults()
@@ -257,11 +259,10 @@ func (c *serveConfig) printConfig(w io.Writer) {
 		if s.secret != nil && v != "" {
 			v = s.secret(v)
 		}
-		line := s.env + "=" + v
 		if s.zero != "" && isZero(p) {
-			line += "  # " + s.zero
+			fmt.Fprintf(w, "# %s: %s\n", s.env, s.zero)
 		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintf(w, "%s=%s\n", s.env, v)
 	}
 }
 
