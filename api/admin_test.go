@@ -28,8 +28,7 @@ func TestEraseConversation(t *testing.T) {
 	}
 	now := time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
 	store := memstore.New()
-	engine := session.NewEngine(store, cat, func() time.Time { return now })
-	engine.SetDefaults(session.Defaults{TrustClientClock: true})
+	engine := session.NewEngine(store, cat, session.Config{Clock: func() time.Time { return now }, TrustClientClock: true})
 	var logs bytes.Buffer
 	admin := api.NewAdminService(engine, slog.New(slog.NewJSONHandler(&logs, nil)), func() time.Time { return now })
 	const conv = "chat-erase-7c1d"
@@ -69,8 +68,7 @@ func TestResetSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
-	engine := session.NewEngine(memstore.New(), cat, func() time.Time { return now })
-	engine.SetDefaults(session.Defaults{TrustClientClock: true})
+	engine := session.NewEngine(memstore.New(), cat, session.Config{Clock: func() time.Time { return now }, TrustClientClock: true})
 	var logs bytes.Buffer
 	admin := api.NewAdminService(engine, slog.New(slog.NewJSONHandler(&logs, nil)), func() time.Time { return now })
 	res, err := engine.Turn(context.Background(), session.TurnRequest{Tenant: "bank", ConversationID: "c1", Tool: "travel.search_flights",

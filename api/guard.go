@@ -18,6 +18,7 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/redact"
+	"github.com/slotd/slotd/internal/setting"
 	"github.com/slotd/slotd/problem"
 )
 
@@ -58,9 +59,59 @@ type Limits struct {
 	MaxStreams int
 }
 
-// DefaultLimits are the limits of a server that sets none.
-var DefaultLimits = Limits{MaxRequestBytes: 1 << 20, MaxInFlight: 256, DefaultDeadline: 10 * time.Second,
-	MaxDeadline: 30 * time.Second, MaxStreams: 8192}
+// The defaults of Limits.
+const (
+	DefaultMaxRequestBytes = 1 << 20
+	DefaultMaxInFlight     = 256
+	DefaultDeadline        = 10 * time.Second
+	DefaultMaxDeadline     = 30 * time.Second
+	DefaultMaxStreams      = 8192
+)
+
+// WithDefaults is a copy of l with its zero fields set to the defaults;
+// MaxRunning is 4 per core. TenantMaxInFlight, TenantMaxRunning and
+// TenantLimits stay as they are: 0 (none) is a tenant's share of all.
+func (l Limits) WithDefaults() Limits {
+	set := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	set(&l.MaxRequestBytes, DefaultMaxRequestBytes)
+	set(&l.MaxInFlight, DefaultMaxInFlight)
+	set(&l.MaxRunning, 4*runtime.GOMAXPROCS(0))
+	set(&l.MaxStreams, DefaultMaxStreams)
+	if l.DefaultDeadline == 0 {
+		l.DefaultDeadline = DefaultDeadline
+	}
+	if l.MaxDeadline == 0 {
+		l.MaxDeadline = DefaultMaxDeadline
+	}
+	return l
+}
+
+// Validate says which limit, after WithDefaults, is out of range (a
+// *setting.Error), or nil.
+func (l Limits) Validate() error {
+	if err := setting.First(
+		setting.AtLeast("MaxRequestBytes", l.MaxRequestBytes, 1),
+		setting.AtLeast("MaxInFlight", l.MaxInFlight, 1),
+		setting.AtLeast("TenantMaxInFlight", l.TenantMaxInFlight, 0),
+		setting.AtLeast("MaxRunning", l.MaxRunning, 1),
+		setting.AtLeast("TenantMaxRunning", l.TenantMaxRunning, 0),
+		setting.Positive("DefaultDeadline", l.DefaultDeadline),
+		setting.Positive("MaxDeadline", l.MaxDeadline),
+		setting.AtLeast("MaxStreams", l.MaxStreams, 1),
+	); err != nil {
+		return err
+	}
+	for tenant, n := range l.TenantLimits {
+		if n < 1 {
+			return setting.Invalid("TenantLimits", "of tenant %q must be at least 1, not %d", tenant, n)
+		}
+	}
+	return nil
+}
 
 // Reasons a call is shed by Limit, as OnShed tells them.
 const (
@@ -127,31 +178,15 @@ type Guard struct {
 	turns    Observer
 }
 
-// NewGuard builds the guard; zero fields of limits take DefaultLimits.
+// NewGuard builds the guard; zero fields of limits take their defaults
+// (Limits.WithDefaults), and a tenant's share is all when not set.
 func NewGuard(limits Limits, log *slog.Logger) *Guard {
-	if limits.MaxRequestBytes <= 0 {
-		limits.MaxRequestBytes = DefaultLimits.MaxRequestBytes
-	}
-	if limits.MaxInFlight <= 0 {
-		limits.MaxInFlight = DefaultLimits.MaxInFlight
-	}
+	limits = limits.WithDefaults()
 	if limits.TenantMaxInFlight <= 0 {
 		limits.TenantMaxInFlight = limits.MaxInFlight
 	}
-	if limits.MaxRunning <= 0 {
-		limits.MaxRunning = 4 * runtime.GOMAXPROCS(0)
-	}
 	if limits.TenantMaxRunning <= 0 {
 		limits.TenantMaxRunning = limits.MaxRunning
-	}
-	if limits.DefaultDeadline <= 0 {
-		limits.DefaultDeadline = DefaultLimits.DefaultDeadline
-	}
-	if limits.MaxDeadline <= 0 {
-		limits.MaxDeadline = DefaultLimits.MaxDeadline
-	}
-	if limits.MaxStreams <= 0 {
-		limits.MaxStreams = DefaultLimits.MaxStreams
 	}
 	return &Guard{limits: limits, log: log, inFlight: make(chan struct{}, limits.MaxInFlight), shares: newShares(limits),
 		streams: make(chan struct{}, limits.MaxStreams), turns: ignore{}, onShed: func(string) {}}

@@ -38,8 +38,7 @@ func serve(t *testing.T, limits api.Limits, obs api.Observer) (slotdv1.SlotServi
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine := session.NewEngine(memstore.New(), cat, nil)
-	engine.SetDefaults(session.Defaults{TrustClientClock: true})
+	engine := session.NewEngine(memstore.New(), cat, session.Config{TrustClientClock: true})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	g := api.NewGuard(limits, log)
 	g.ObserveTurns(obs)

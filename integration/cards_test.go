@@ -38,6 +38,7 @@ import (
 	"github.com/slotd/slotd/internal/mcp"
 	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/session"
 )
 
 // No full card number is ever stored, returned or logged: card numbers are
@@ -156,7 +157,7 @@ func TestNoCardNumberIsStoredReturnedOrLogged(t *testing.T) {
 	rig := &cardRig{url: dbtest.NewDatabase(t), logs: &servertest.LogBuffer{}}
 	log := slog.New(slog.NewJSONHandler(rig.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg := server.Config{Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", Contracts: contractsDir(t), Store: "postgres",
-		DatabaseURL: rig.url, HealthInterval: 100 * time.Millisecond, TrustClientClock: true,
+		DatabaseURL: rig.url, HealthInterval: 100 * time.Millisecond, Session: session.Config{TrustClientClock: true},
 		APIKeys: "bank:" + bankKey, AdminKeys: "ops:" + adminKey}
 	srv, err := server.New(cfg, log)
 	if err != nil {

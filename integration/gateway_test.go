@@ -19,6 +19,7 @@ import (
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/session"
 )
 
 // The HTTP/JSON gateway of slotd serve, against the real server on Postgres.
@@ -221,7 +222,7 @@ func TestGatewayErrorsAreProblems(t *testing.T) {
 func TestGatewayRetryableProblemWhilePostgresIsAway(t *testing.T) {
 	t.Parallel()
 	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", Contracts: contractsDir(t),
-		DatabaseURL: "postgres://postgres@" + servertest.FreeAddr(t) + "/postgres?sslmode=disable&connect_timeout=1", TrustClientClock: true}, quietLog())
+		DatabaseURL: "postgres://postgres@" + servertest.FreeAddr(t) + "/postgres?sslmode=disable&connect_timeout=1", Session: session.Config{TrustClientClock: true}}, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}

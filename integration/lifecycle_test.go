@@ -341,7 +341,7 @@ func TestAdminListResetHistoryPurge(t *testing.T) {
 	t.Parallel()
 	clock := &fakeClock{now: seedNow.Add(10 * time.Hour)}
 	url := dbtestURL(t)
-	inst := startServer(t, url, contractsDir(t), func(c *server.Config) { c.Clock = clock.Now })
+	inst := startServer(t, url, contractsDir(t), func(c *server.Config) { c.Session.Clock = clock.Now })
 	ctx := context.Background()
 
 	// Six sessions idle since seedNow, two fresh ones.
@@ -419,7 +419,7 @@ func TestResetStaleRacingTurns(t *testing.T) {
 	t.Parallel()
 	clock := &fakeClock{now: seedNow.Add(time.Hour)}
 	url := dbtestURL(t)
-	inst := startServer(t, url, contractsDir(t), func(c *server.Config) { c.Clock = clock.Now })
+	inst := startServer(t, url, contractsDir(t), func(c *server.Config) { c.Session.Clock = clock.Now })
 	ctx := context.Background()
 	const convs, turns = 8, 12
 	ids := make([]*convo, convs)
@@ -528,7 +528,7 @@ func TestJanitorExpiresAndPurges(t *testing.T) {
 	clock := &fakeClock{now: seedNow}
 	url := dbtestURL(t)
 	inst := startServer(t, url, contractsDir(t), func(c *server.Config) {
-		c.Clock = clock.Now
+		c.Session.Clock = clock.Now
 		c.JanitorInterval = 20 * time.Millisecond
 		c.Retention = 7 * 24 * time.Hour
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/slotd/slotd/internal/dbtest"
 	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/session"
 )
 
 // contractsDir is the shipped contracts plus test.many_slots, a contract of
@@ -75,7 +76,7 @@ func startServer(t *testing.T, databaseURL, contracts string, opts ...func(*serv
 	// The tests replay conversations at the dispute example's dates: the server
 	// trusts their clocks.
 	cfg := server.Config{Listen: "127.0.0.1:0", Contracts: contracts, Store: "postgres", DatabaseURL: databaseURL,
-		HealthInterval: 100 * time.Millisecond, TrustClientClock: true}
+		HealthInterval: 100 * time.Millisecond, Session: session.Config{TrustClientClock: true}}
 	if databaseURL == "" {
 		cfg.Store = "memory"
 	}

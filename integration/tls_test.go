@@ -23,6 +23,7 @@ import (
 	"github.com/slotd/slotd/internal/certs/certstest"
 	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/session"
 )
 
 // TLS and mutual TLS on every listener, with certificates made in the test
@@ -50,7 +51,7 @@ func startTLS(t *testing.T, serverCA, clientCA *certstest.CA) *tlsServer {
 		files.ClientCA = ts.caFile
 	}
 	cfg := server.Config{Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0",
-		Contracts: contractsDir(t), Store: "memory", TLS: files, TrustClientClock: true, APIKeys: "bank:" + bankKey}
+		Contracts: contractsDir(t), Store: "memory", TLS: files, Session: session.Config{TrustClientClock: true}, APIKeys: "bank:" + bankKey}
 	srv, err := server.New(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("server.New: %v", err)

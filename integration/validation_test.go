@@ -259,7 +259,7 @@ func playToReady(t *testing.T, inst *instance, conv string) *slotdv1.TurnRespons
 // server trusts client clocks.
 func TestClientClockIsBounded(t *testing.T) {
 	t.Parallel()
-	inst := startServer(t, "", contractsDir(t), withHTTP, func(c *server.Config) { c.TrustClientClock = false })
+	inst := startServer(t, "", contractsDir(t), withHTTP, func(c *server.Config) { c.Session.TrustClientClock = false })
 	for _, tc := range []struct {
 		name string
 		now  time.Time

@@ -16,6 +16,7 @@ import (
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/session"
 )
 
 // realServer starts slotd in-process on the memory store with the shipped
@@ -30,7 +31,7 @@ func realServer(t *testing.T) *grpc.ClientConn {
 // serve does by default).
 func realServerClock(t *testing.T, trust bool) *grpc.ClientConn {
 	t.Helper()
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Contracts: "../contracts", Store: "memory", TrustClientClock: trust},
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Contracts: "../contracts", Store: "memory", Session: session.Config{TrustClientClock: trust}},
 		slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	if err != nil {
 		t.Fatalf("server.New: %v", err)

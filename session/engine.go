@@ -19,65 +19,19 @@ type Engine struct {
 	store     Store
 	contracts *contract.Catalog
 	clock     func() time.Time
-	defaults  Defaults
+	defaults  Config
 	zones     sync.Map // name → *time.Location
 }
 
-// Defaults are the server's settings for what contracts leave open.
-type Defaults struct {
-	// StaleAfter and TTL are the lifetimes of sessions whose contract sets
-	// none.
-	StaleAfter time.Duration
-	TTL        time.Duration
-	// MaxAttempts is how many failed attempts a slot gets before a
-	// hand-off, for slots without x-slotd.max_attempts; 0 means 3.
-	MaxAttempts int
-	// TrustClientClock accepts any `now` a caller sends (replays, scripts,
-	// tests). Otherwise `now` must be within ClockWindow of the server's
-	// clock, so that no client can date its sessions past their lifetimes.
-	TrustClientClock bool
-	// ClockWindow is how far a caller's `now` may be from the server's
-	// clock; 0 means DefaultClockWindow.
-	ClockWindow time.Duration
-	// MaxOpenSessions bounds a conversation's open sessions; past it the
-	// least recently used one ends. 0 means DefaultMaxOpenSessions.
-	MaxOpenSessions int
-}
-
-// DefaultMaxOpenSessions is how many tools a conversation may have open.
-const DefaultMaxOpenSessions = 8
-
-// DefaultMaxAttempts: the first retry fixes most refused values, the second
-// fewer, the third almost none.
-const DefaultMaxAttempts = 3
-
-// DefaultClockWindow is how far a caller's clock may be off the server's.
-const DefaultClockWindow = 5 * time.Minute
-
-// NewEngine builds an engine; clock is the server's clock (time.Now when nil),
-// used when a turn brings none.
-func NewEngine(store Store, contracts *contract.Catalog, clock func() time.Time) *Engine {
-	if clock == nil {
-		clock = time.Now
+// NewEngine builds an engine on store and contracts with cfg, whose zero
+// fields take their defaults (Config.WithDefaults). It panics when cfg is
+// not valid (Config.Validate), as a server checks its settings first.
+func NewEngine(store Store, contracts *contract.Catalog, cfg Config) *Engine {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		panic("session.NewEngine: " + err.Error())
 	}
-	e := &Engine{store: store, contracts: contracts, clock: clock}
-	e.SetDefaults(Defaults{})
-	return e
-}
-
-// SetDefaults sets what contracts leave open; call it before the engine
-// serves.
-func (e *Engine) SetDefaults(d Defaults) {
-	if d.MaxAttempts <= 0 {
-		d.MaxAttempts = DefaultMaxAttempts
-	}
-	if d.ClockWindow <= 0 {
-		d.ClockWindow = DefaultClockWindow
-	}
-	if d.MaxOpenSessions <= 0 {
-		d.MaxOpenSessions = DefaultMaxOpenSessions
-	}
-	e.defaults = d
+	return &Engine{store: store, contracts: contracts, clock: cfg.Clock, defaults: cfg}
 }
 
 // Contracts is the engine's catalog.

@@ -29,8 +29,7 @@ func newEngine(t *testing.T) (*session.Engine, *memstore.Store) {
 		t.Fatal(err)
 	}
 	st := memstore.New()
-	e := session.NewEngine(st, cat, func() time.Time { return now })
-	e.SetDefaults(session.Defaults{TrustClientClock: true})
+	e := session.NewEngine(st, cat, session.Config{Clock: func() time.Time { return now }, TrustClientClock: true})
 	return e, st
 }
 

@@ -38,8 +38,7 @@ func FuzzTurn(f *testing.F) {
 		if json.Unmarshal([]byte(args), &m) != nil {
 			return
 		}
-		e := session.NewEngine(memstore.New(), cat, func() time.Time { return now })
-		e.SetDefaults(session.Defaults{TrustClientClock: true})
+		e := session.NewEngine(memstore.New(), cat, session.Config{Clock: func() time.Time { return now }, TrustClientClock: true})
 		ctx := context.Background()
 		req := session.TurnRequest{ConversationID: "c", Tool: tool, TurnID: "1", Arguments: m, Now: now}
 		if confirm {

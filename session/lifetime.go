@@ -124,7 +124,7 @@ func endCommit(contracts *contract.Catalog, s *Session, status Status, now time.
 }
 
 // lifetimes are the tool's stale_after and ttl, or the server's defaults.
-func lifetimes(contracts *contract.Catalog, d Defaults, tool string) (staleAfter, ttl time.Duration) {
+func lifetimes(contracts *contract.Catalog, d Config, tool string) (staleAfter, ttl time.Duration) {
 	staleAfter, ttl = d.StaleAfter, d.TTL
 	if c := contracts.Get(tool); c != nil {
 		if c.StaleAfter > 0 {

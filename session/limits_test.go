@@ -22,8 +22,7 @@ func TestTurnsPerSessionAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
-	e := session.NewEngine(memstore.New(), cat, func() time.Time { return now })
-	e.SetDefaults(session.Defaults{TrustClientClock: true})
+	e := session.NewEngine(memstore.New(), cat, session.Config{Clock: func() time.Time { return now }, TrustClientClock: true})
 	ctx := context.Background()
 	turn := func(n int, at time.Time) (*session.Result, error) {
 		return e.Turn(ctx, session.TurnRequest{ConversationID: "long", Tool: "travel.search_flights",
@@ -54,8 +53,7 @@ func TestExpireNeedsAToolAndAnIdleTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
-	e := session.NewEngine(memstore.New(), cat, func() time.Time { return now })
-	e.SetDefaults(session.Defaults{TrustClientClock: true})
+	e := session.NewEngine(memstore.New(), cat, session.Config{Clock: func() time.Time { return now }, TrustClientClock: true})
 	ctx := context.Background()
 	if _, err := e.Turn(ctx, session.TurnRequest{ConversationID: "c", Tool: "travel.search_flights", TurnID: "1",
 		Arguments: map[string]any{"from": "MAD"}, Now: now}); err != nil {
@@ -84,8 +82,7 @@ func TestHeldArgumentsAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 8, 23, 10, 0, 0, 0, time.UTC)
-	e := session.NewEngine(memstore.New(), cat, func() time.Time { return now })
-	e.SetDefaults(session.Defaults{TrustClientClock: true})
+	e := session.NewEngine(memstore.New(), cat, session.Config{Clock: func() time.Time { return now }, TrustClientClock: true})
 	ctx := context.Background()
 	turn := func(id string, at time.Time, args map[string]any) (*session.Result, error) {
 		return e.Turn(ctx, session.TurnRequest{ConversationID: "held", Tool: "bank.open_dispute", TurnID: id, Arguments: args, Now: at})
@@ -140,8 +137,7 @@ func TestClientClockWindow(t *testing.T) {
 		{"the end of time, trusted", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC), true, true},
 		{"a replay a year back, trusted", server.AddDate(-1, 0, 0), true, true},
 	} {
-		e := session.NewEngine(memstore.New(), cat, func() time.Time { return server })
-		e.SetDefaults(session.Defaults{TrustClientClock: tc.trust})
+		e := session.NewEngine(memstore.New(), cat, session.Config{Clock: func() time.Time { return server }, TrustClientClock: tc.trust})
 		res, err := e.Turn(ctx, session.TurnRequest{ConversationID: "clock", Tool: "travel.search_flights", TurnID: "1",
 			Arguments: map[string]any{"from": "MAD"}, Now: tc.now})
 		if tc.ok {

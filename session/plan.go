@@ -33,7 +33,7 @@ type planInput struct {
 	// of another one.
 	contract  *contract.Contract
 	contracts *contract.Catalog
-	config    Defaults
+	config    Config
 	// req is validated, with its clock set.
 	req TurnRequest
 	// open are the conversation's open sessions: at most one per tool,

@@ -64,7 +64,7 @@ func catalogWith(t testing.TB, cs []*contract.Contract, schema string, tools map
 type convo struct {
 	t   *testing.T
 	cat *contract.Catalog
-	cfg Defaults
+	cfg Config
 	id  string
 	now time.Time
 	n   int
@@ -77,7 +77,7 @@ type convo struct {
 }
 
 func newConvo(t *testing.T) *convo {
-	return &convo{t: t, cat: testCatalog(t), cfg: Defaults{MaxAttempts: DefaultMaxAttempts}, id: "chat-42",
+	return &convo{t: t, cat: testCatalog(t), cfg: Config{MaxAttempts: DefaultMaxAttempts}, id: "chat-42",
 		now: seedNow, sessions: map[string]*Session{}}
 }
 

@@ -18,7 +18,7 @@ func stagedTurn(t *testing.T, current *Session, args map[string]any, confirm *bo
 	if current != nil {
 		open = []*Session{current}
 	}
-	return &turn{in: planInput{contract: cat.Get(dispute), contracts: cat, config: Defaults{MaxAttempts: 3, MaxOpenSessions: 8}, req: req,
+	return &turn{in: planInput{contract: cat.Get(dispute), contracts: cat, config: Config{MaxAttempts: 3, MaxOpenSessions: 8}, req: req,
 		open: open, newID: constID("0190a1b2-c3d4-7e5f-8a9b-000000000001")}, c: cat.Get(dispute)}
 }
 

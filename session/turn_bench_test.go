@@ -28,7 +28,7 @@ var benchDialogue = []struct {
 // normalize, merge, decide, encode the response and the history records.
 // An op is one turn; the dialogue repeats in new conversations.
 func BenchmarkTurn(b *testing.B) {
-	engine := session.NewEngine(memstore.New(), sessiontest.Catalog(b), func() time.Time { return sessiontest.Now })
+	engine := session.NewEngine(memstore.New(), sessiontest.Catalog(b), session.Config{Clock: func() time.Time { return sessiontest.Now }})
 	ctx := context.Background()
 	accept := true
 	b.ReportAllocs()
@@ -54,7 +54,7 @@ func BenchmarkTurn(b *testing.B) {
 
 // BenchmarkTurnReplay is a retried turn: answered from the stored response.
 func BenchmarkTurnReplay(b *testing.B) {
-	engine := session.NewEngine(memstore.New(), sessiontest.Catalog(b), func() time.Time { return sessiontest.Now })
+	engine := session.NewEngine(memstore.New(), sessiontest.Catalog(b), session.Config{Clock: func() time.Time { return sessiontest.Now }})
 	ctx := context.Background()
 	req := session.TurnRequest{ConversationID: "bench", Tool: sessiontest.Dispute, TurnID: "bench/1",
 		Arguments: benchDialogue[0].args, Locale: "ru"}

@@ -15,6 +15,7 @@ import (
 	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/internal/serving"
 	"github.com/slotd/slotd/script"
+	"github.com/slotd/slotd/session"
 )
 
 var scriptCommand = &command{
@@ -163,7 +164,7 @@ func writeJUnit(path string, report *script.Report) error {
 func startInProcess(ctx context.Context, o scriptOptions, stderr io.Writer) (string, func(), error) {
 	// Scripts play conversations at the clocks they name.
 	cfg := server.Config{Listen: "127.0.0.1:0", Contracts: o.contracts, Store: "memory", APIKeys: o.apiKeys,
-		TrustClientClock: true}
+		Session: session.Config{TrustClientClock: true}}
 	if o.databaseURL != "" {
 		cfg.Store, cfg.DatabaseURL = "postgres", o.databaseURL
 		fmt.Fprintln(stderr, "slotd script: in-process slotd on Postgres (--database-url)")

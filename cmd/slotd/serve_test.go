@@ -7,16 +7,17 @@ import (
 	"github.com/slotd/slotd/internal/server"
 )
 
-// serveConfig parses serve's flags and environment as slotd serve does.
-func serveConfig(t *testing.T, env map[string]string, args ...string) (server.Config, error) {
+// parseServe parses serve's flags and environment as slotd serve does.
+func parseServe(t *testing.T, env map[string]string, args ...string) (server.Config, error) {
 	t.Helper()
-	var cfg server.Config
+	var sc serveConfig
 	fs := newFlags("slotd serve")
-	finish := serveFlags(fs, &cfg)
+	finish := serveFlags(fs, &sc)
 	if _, err := fs.parse(args, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
-		return cfg, err
+		return sc.Config, err
 	}
-	return cfg, finish()
+	err := finish()
+	return sc.Config, err
 }
 
 // serve --help prints no secret: the database URL and the keys come from
@@ -34,17 +35,17 @@ func TestServeUsageHoldsNoSecret(t *testing.T) {
 			t.Errorf("serve --help shows %q:\n%s", secret, r.stdout)
 		}
 	}
-	cfg, err := serveConfig(t, env)
+	cfg, err := parseServe(t, env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.DatabaseURL != env["SLOTD_DATABASE_URL"] || cfg.APIKeys != env["SLOTD_API_KEYS"] || cfg.AdminKeys != env["SLOTD_ADMIN_KEYS"] {
 		t.Errorf("the environment's secrets were not read: %+v", cfg)
 	}
-	if cfg.TrustClientClock {
+	if cfg.Session.TrustClientClock {
 		t.Error("serve trusts client clocks by default; want a window")
 	}
-	if cfg, err = serveConfig(t, env, "--database-url", "postgres://127.0.0.1/other"); err != nil || cfg.DatabaseURL != "postgres://127.0.0.1/other" {
+	if cfg, err = parseServe(t, env, "--database-url", "postgres://127.0.0.1/other"); err != nil || cfg.DatabaseURL != "postgres://127.0.0.1/other" {
 		t.Errorf("--database-url did not win over SLOTD_DATABASE_URL: %q, %v", cfg.DatabaseURL, err)
 	}
 }
@@ -61,7 +62,7 @@ func TestServeMCPFlag(t *testing.T) {
 		{"", []string{"--mcp=false"}, true},
 		{"false", []string{"--mcp=true"}, false},
 	} {
-		cfg, err := serveConfig(t, map[string]string{"SLOTD_MCP": tc.env, "SLOTD_STORE": "memory"}, tc.args...)
+		cfg, err := parseServe(t, map[string]string{"SLOTD_MCP": tc.env, "SLOTD_STORE": "memory"}, tc.args...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,11 +76,11 @@ func TestServeMCPFlag(t *testing.T) {
 // gateway); an empty number or duration is no value.
 func TestServeEmptyVariables(t *testing.T) {
 	t.Parallel()
-	cfg, err := serveConfig(t, map[string]string{"SLOTD_HTTP_LISTEN": "", "SLOTD_TTL": "", "SLOTD_MAX_ATTEMPTS": "", "SLOTD_STORE": "memory"})
+	cfg, err := parseServe(t, map[string]string{"SLOTD_HTTP_LISTEN": "", "SLOTD_TTL": "", "SLOTD_MAX_ATTEMPTS": "", "SLOTD_STORE": "memory"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.HTTPListen != "" || cfg.TTL == 0 || cfg.MaxAttempts != 3 {
-		t.Errorf("http-listen %q, ttl %v, max-attempts %d; want none, the default 24h and 3", cfg.HTTPListen, cfg.TTL, cfg.MaxAttempts)
+	if cfg.HTTPListen != "" || cfg.Session.TTL == 0 || cfg.Session.MaxAttempts != 3 {
+		t.Errorf("http-listen %q, ttl %v, max-attempts %d; want none, the default 24h and 3", cfg.HTTPListen, cfg.Session.TTL, cfg.Session.MaxAttempts)
 	}
 }

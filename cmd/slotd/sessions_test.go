@@ -13,12 +13,13 @@ import (
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/session"
 )
 
 func TestSessionsCommands(t *testing.T) {
 	t.Parallel()
 	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Contracts: "../../contracts", Store: "memory",
-		AdminKeys: "ops-admin-key-0123456789", APIKeys: "bank:bank-key-0123456789abc,shop:shop-key-0123456789abc", TrustClientClock: true},
+		AdminKeys: "ops-admin-key-0123456789", APIKeys: "bank:bank-key-0123456789abc,shop:shop-key-0123456789abc", Session: session.Config{TrustClientClock: true}},
 		slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	if err != nil {
 		t.Fatal(err)

@@ -45,7 +45,7 @@ func (r *recorder) Turn(ctx context.Context, key session.Key, turnID string, fn 
 // store and keeps every step's commit, checking the actions on the way.
 func captureTemplates(ctx context.Context, cat *contract.Catalog, ds []Dialogue) ([][]template, error) {
 	rec := &recorder{Store: memstore.New()}
-	engine := session.NewEngine(rec, cat, nil)
+	engine := session.NewEngine(rec, cat, session.Config{})
 	out := make([][]template, len(ds))
 	for i, d := range ds {
 		for j, st := range d.Steps {

@@ -71,7 +71,7 @@ func newFixture(t *testing.T, apiKeys, adminKeys string, pageSize int) *fixture 
 	}
 	f := &fixture{t: t, logs: &logs{}, now: time.Now(), refused: map[string]int{}}
 	clock := func() time.Time { return f.now }
-	f.engine = session.NewEngine(memstore.New(), cat, clock)
+	f.engine = session.NewEngine(memstore.New(), cat, session.Config{Clock: clock})
 	keys, err := auth.Parse(apiKeys, adminKeys)
 	if err != nil {
 		t.Fatal(err)

@@ -219,7 +219,7 @@ func (h *Handler) turn(ctx context.Context, call *turnCall, round int, args map[
 	if confirm != nil {
 		tr.Confirmation = &slotdv1.Confirmation{Accept: *confirm}
 	}
-	ctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(ctx, call.md), callTimeout)
+	ctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(ctx, call.md), h.cfg.Limits.CallTimeout)
 	defer cancel()
 	return h.cfg.Slots.Turn(ctx, tr, opts...)
 }

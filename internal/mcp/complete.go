@@ -120,7 +120,7 @@ func (h *Handler) complete(ctx context.Context, req *sdk.CallToolRequest, md met
 	default:
 		return failure(conv, invalid("result", "the backend's result, or failure when it failed")), errorOutcome, conv
 	}
-	cctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(ctx, md), callTimeout)
+	cctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(ctx, md), h.cfg.Limits.CallTimeout)
 	defer cancel()
 	out, err := h.cfg.Slots.CompleteSession(cctx, cr)
 	if err != nil {

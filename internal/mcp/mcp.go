@@ -51,8 +51,6 @@ const StatelessVersion = "2026-07-28"
 const (
 	// MaxRounds bounds the forms one tool call shows.
 	MaxRounds = 3
-	// callTimeout bounds each in-process call to SlotService.
-	callTimeout = 10 * time.Second
 	// writeSlack is what a response may take past a form's answer: a turn
 	// and its delivery.
 	writeSlack = 35 * time.Second
@@ -152,7 +150,7 @@ func New(cfg Config) (*Handler, error) {
 			Logger:    cfg.Log,
 			// places closes idle sessions (the SDK's SessionTimeout would
 			// close them without telling it).
-			MaxRequestBodyBytes: maxBody,
+			MaxRequestBodyBytes: int64(cfg.Limits.MaxBodyBytes),
 			// The SDK refuses a loopback request whose Host is not loopback
 			// (DNS rebinding against a local server without keys). With
 			// keys, a request needs one anyway, and a proxy on the same host
@@ -206,10 +204,6 @@ func maskErrors(next sdk.MethodHandler) sdk.MethodHandler {
 		return res, errors.New(masked)
 	}
 }
-
-// maxBody matches the gateway's bound of a request body, which the edge in
-// front of the endpoint enforces first.
-const maxBody = 1 << 20
 
 const statelessInstructions = " This server keeps no MCP session: pass the conversation_id of a result back as slotd_conversation_id on every later call of the same conversation."
 

@@ -2,13 +2,13 @@ package mcp
 
 import (
 	"container/list"
-	"errors"
 	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/slotd/slotd/internal/metrics"
+	"github.com/slotd/slotd/internal/setting"
 )
 
 // Limits bound what MCP clients hold of the process: sessions (some 50 KiB
@@ -32,6 +32,13 @@ type Limits struct {
 	MaxSessionForms int
 	// FormTimeout bounds the time a user has to answer one form.
 	FormTimeout time.Duration
+	// MaxBodyBytes bounds a request's body; the server sets it to its
+	// HTTP listener's bound, which the edge in front of the endpoint
+	// enforces first.
+	MaxBodyBytes int
+	// CallTimeout bounds each in-process call to SlotService; the server
+	// sets it to its calls' default deadline.
+	CallTimeout time.Duration
 }
 
 // The defaults of Limits.
@@ -42,6 +49,8 @@ const (
 	DefaultMaxTenantForms    = 64
 	DefaultMaxSessionForms   = 4
 	DefaultFormTimeout       = 2 * time.Minute
+	DefaultMaxBodyBytes      = 1 << 20
+	DefaultCallTimeout       = 10 * time.Second
 )
 
 // WithDefaults is l with its zero fields set to the defaults.
@@ -55,24 +64,32 @@ func (l Limits) WithDefaults() Limits {
 	set(&l.MaxTenantSessions, DefaultMaxTenantSessions)
 	set(&l.MaxTenantForms, DefaultMaxTenantForms)
 	set(&l.MaxSessionForms, DefaultMaxSessionForms)
+	set(&l.MaxBodyBytes, DefaultMaxBodyBytes)
 	if l.SessionIdle == 0 {
 		l.SessionIdle = DefaultSessionIdle
 	}
 	if l.FormTimeout == 0 {
 		l.FormTimeout = DefaultFormTimeout
 	}
+	if l.CallTimeout == 0 {
+		l.CallTimeout = DefaultCallTimeout
+	}
 	return l
 }
 
-// Validate says what is wrong with limits that went through WithDefaults.
+// Validate says which limit, after WithDefaults, is out of range (a
+// *setting.Error), or nil.
 func (l Limits) Validate() error {
-	if l.MaxSessions < 1 || l.MaxTenantSessions < 1 || l.MaxTenantForms < 1 || l.MaxSessionForms < 1 {
-		return errors.New("mcp: every session and form cap must be at least 1")
-	}
-	if l.SessionIdle <= 0 || l.FormTimeout <= 0 {
-		return errors.New("mcp: the session idle time and the form timeout must be more than 0")
-	}
-	return nil
+	return setting.First(
+		setting.AtLeast("MaxSessions", l.MaxSessions, 1),
+		setting.AtLeast("MaxTenantSessions", l.MaxTenantSessions, 1),
+		setting.Positive("SessionIdle", l.SessionIdle),
+		setting.AtLeast("MaxTenantForms", l.MaxTenantForms, 1),
+		setting.AtLeast("MaxSessionForms", l.MaxSessionForms, 1),
+		setting.Positive("FormTimeout", l.FormTimeout),
+		setting.AtLeast("MaxBodyBytes", l.MaxBodyBytes, 1),
+		setting.Positive("CallTimeout", l.CallTimeout),
+	)
 }
 
 // Why places refuses a session or a form.

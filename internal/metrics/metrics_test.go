@@ -84,7 +84,7 @@ func TestStoreCountsWrittenEnds(t *testing.T) {
 	m := New(cat.Names())
 	now := sessiontest.Now
 	st := m.Store(memstore.New())
-	engine := session.NewEngine(st, cat, func() time.Time { return now })
+	engine := session.NewEngine(st, cat, session.Config{Clock: func() time.Time { return now }})
 	turns := 0
 	turn := func(conv, tool string, args map[string]any) *session.Result {
 		t.Helper()
@@ -126,8 +126,9 @@ func TestStoreCountsWrittenEnds(t *testing.T) {
 	}
 	want(t, "ended after a failed update", testutil.ToFloat64(m.ended.WithLabelValues(sessiontest.Flights, "reset")), 2)
 
-	// Past the open-session cap a turn ends the least recently used session.
-	engine.SetDefaults(session.Defaults{MaxOpenSessions: 1})
+	// Past the open-session cap a turn ends the least recently used session:
+	// an engine on the same store with a cap of one.
+	engine = session.NewEngine(st, cat, session.Config{Clock: func() time.Time { return now }, MaxOpenSessions: 1})
 	turn("c", sessiontest.Dispute, map[string]any{"card_last4": "4417"})
 	want(t, "abandoned", testutil.ToFloat64(m.fallbacks.WithLabelValues(sessiontest.Flights, "abandoned")), 1)
 }

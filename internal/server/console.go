@@ -20,10 +20,10 @@ func (s *Server) mountConsole(keys *auth.Keys) error {
 	})
 	if !s.cfg.DisableConsole {
 		c, err := console.New(console.Config{
-			Admin: api.NewAdminService(s.engine, s.log, s.cfg.Clock), Engine: s.engine, Keys: keys,
-			Metrics: s.obs.m.Registry(), StaleAfter: s.cfg.StaleAfter, BehindTLS: s.cfg.AllowPlaintext,
+			Admin: api.NewAdminService(s.engine, s.log, s.cfg.Session.Clock), Engine: s.engine, Keys: keys,
+			Metrics: s.obs.m.Registry(), StaleAfter: s.cfg.Session.StaleAfter, BehindTLS: s.cfg.AllowPlaintext,
 			OnRefuse: func(reason string) { s.obs.m.Refused("console", reason) },
-			Log:      s.log, Clock: s.cfg.Clock,
+			Log:      s.log, Clock: s.cfg.Session.Clock,
 		})
 		if err != nil {
 			return err

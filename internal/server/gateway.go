@@ -120,7 +120,7 @@ func newGateway(cfg Config, log *slog.Logger, srv *grpc.Server, keys *auth.Keys,
 		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ConnContext: connContext,
 	}
-	hardenHTTP(g.http, cfg.HTTPReadTimeout, api.DefaultLimits.MaxDeadline)
+	hardenHTTP(g.http, cfg.HTTPReadTimeout, cfg.Limits.MaxDeadline)
 	return g, nil
 }
 

@@ -55,8 +55,7 @@ func TestJanitorMetrics(t *testing.T) {
 	}
 	t.Cleanup(func() { srv.lis.Close(); srv.close() })
 	st := &janitorStore{Store: memstore.New()}
-	srv.engine = session.NewEngine(st, srv.engine.Contracts(), nil)
-	srv.engine.SetDefaults(session.Defaults{TTL: time.Hour})
+	srv.engine = session.NewEngine(st, srv.engine.Contracts(), session.Config{TTL: time.Hour})
 	sample := func(name, label, value string) float64 {
 		t.Helper()
 		fams, err := srv.obs.m.Registry().Gather()

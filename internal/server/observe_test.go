@@ -28,6 +28,7 @@ import (
 	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/internal/servertest"
 	"github.com/slotd/slotd/problem"
+	"github.com/slotd/slotd/session"
 )
 
 // seedNow is the dispute example's clock: the day after 2026-08-22.
@@ -88,7 +89,7 @@ type instance struct {
 func start(t *testing.T, databaseURL string, log *slog.Logger, opts ...func(*server.Config)) *instance {
 	t.Helper()
 	cfg := server.Config{Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", Contracts: testContracts(t),
-		Store: "postgres", DatabaseURL: databaseURL, HealthInterval: 100 * time.Millisecond, TrustClientClock: true}
+		Store: "postgres", DatabaseURL: databaseURL, HealthInterval: 100 * time.Millisecond, Session: session.Config{TrustClientClock: true}}
 	if databaseURL == "" {
 		cfg.Store = "memory"
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/slotd/slotd/internal/certs"
 	"github.com/slotd/slotd/internal/console"
 	"github.com/slotd/slotd/internal/mcp"
+	"github.com/slotd/slotd/internal/setting"
 	"github.com/slotd/slotd/internal/tracing"
 	"github.com/slotd/slotd/migrations"
 	"github.com/slotd/slotd/problem"
@@ -38,7 +39,11 @@ import (
 	"github.com/slotd/slotd/session/pgstore"
 )
 
-// Config is everything slotd serve needs.
+// Config is everything slotd serve needs, each component's settings in
+// its own Config (Session, Limits, MCP, TLS). Zero fields take their
+// defaults (WithDefaults), but where the field says what zero means;
+// slotd serve's flags (cmd/slotd: serveSettings) start from other values
+// for some of those, as its README table says.
 type Config struct {
 	// Listen is the gRPC address.
 	Listen string
@@ -52,7 +57,8 @@ type Config struct {
 	// console.go), which is on by default.
 	DisableConsole bool
 	// MCP bounds the MCP endpoint's sessions and waiting forms; zero
-	// fields take mcp's defaults.
+	// fields take mcp's defaults, but its body bound, which is the HTTP
+	// listener's, and its calls' timeout, which is Limits.DefaultDeadline.
 	MCP mcp.Limits
 	// Contracts is the folder of contract files.
 	Contracts string
@@ -83,22 +89,16 @@ type Config struct {
 	APIKeys string
 	// AdminKeys is SLOTD_ADMIN_KEYS: "key,..." or "name:key,...".
 	AdminKeys string
-	// StaleAfter and TTL are the lifetimes of sessions whose contract sets
-	// none.
-	StaleAfter time.Duration
-	TTL        time.Duration
-	// MaxAttempts is the failed attempts a slot gets before a hand-off,
-	// for slots without x-slotd.max_attempts; 0 means 3.
-	MaxAttempts int
-	// MaxOpenSessions bounds a conversation's open sessions (one per
-	// tool); past it the least recently used one ends. 0 means 8.
-	MaxOpenSessions int
+	// Session is the engine's: the lifetimes, attempts and open sessions
+	// of what contracts leave open, the client clock's window, and the
+	// server's clock (also the admin service's and the console's).
+	Session session.Config
 	// Retention is how long ended sessions are kept before the janitor
 	// purges them; 0 keeps them.
 	Retention time.Duration
 	// JanitorInterval is how often the janitor runs; 0 turns it off.
 	JanitorInterval time.Duration
-	// Limits bound each call; zero fields take api.DefaultLimits, but
+	// Limits bound each call; zero fields take api's defaults, but
 	// TenantMaxInFlight, which is MaxInFlight divided among the tenants of
 	// APIKeys.
 	Limits api.Limits
@@ -120,12 +120,6 @@ type Config struct {
 	// a set-up that terminates TLS in front of slotd (a mesh's sidecar, a
 	// load balancer). Without it, such a listener needs TLS.
 	AllowPlaintext bool
-	// TrustClientClock accepts any `now` a turn brings (--client-clock
-	// trust: replays, scripts, tests); otherwise it must be within a few
-	// minutes of the server's clock.
-	TrustClientClock bool
-	// Clock is the server's clock; time.Now when nil.
-	Clock func() time.Time
 	// Tracer makes the spans of turns and of their Postgres round trips
 	// (trace.go); nil traces nothing. slotd serve builds it from the
 	// OTEL_* environment (internal/tracing).
@@ -159,8 +153,9 @@ func ConfigurePool(cfg *pgxpool.Config) {
 	pgstore.Configure(cfg)
 }
 
-// Defaults fills the zero fields.
-func (c *Config) Defaults() {
+// WithDefaults is a copy of c with its zero fields, and those of its
+// components' Configs, set to the defaults.
+func (c Config) WithDefaults() Config {
 	if c.Listen == "" {
 		c.Listen = "127.0.0.1:50051"
 	}
@@ -185,9 +180,44 @@ func (c *Config) Defaults() {
 	if c.HTTPMaxUnauthConnsPerSource == 0 {
 		c.HTTPMaxUnauthConnsPerSource = 128
 	}
-	if c.Clock == nil {
-		c.Clock = time.Now
+	c.Session = c.Session.WithDefaults()
+	c.Limits = c.Limits.WithDefaults()
+	if c.MCP.MaxBodyBytes == 0 {
+		c.MCP.MaxBodyBytes = maxHTTPBody
 	}
+	if c.MCP.CallTimeout == 0 {
+		c.MCP.CallTimeout = c.Limits.DefaultDeadline
+	}
+	c.MCP = c.MCP.WithDefaults()
+	return c
+}
+
+// Validate says which setting of c, after WithDefaults, is wrong (a
+// *setting.Error naming it by its path in Config, such as
+// "Session.MaxAttempts"), or nil. What only opening a file or parsing the
+// keys can tell is New's to find.
+func (c Config) Validate() error {
+	switch c.Store {
+	case "postgres":
+		if c.DatabaseURL == "" {
+			return setting.Invalid("DatabaseURL", "is required with the postgres store (or use the memory store for a demo that keeps nothing)")
+		}
+	case "memory":
+	default:
+		return setting.Invalid("Store", "must be postgres or memory, not %q", c.Store)
+	}
+	return setting.First(
+		setting.NotNegative("ShutdownTimeout", c.ShutdownTimeout),
+		setting.Positive("HealthInterval", c.HealthInterval),
+		setting.Positive("HTTPReadTimeout", c.HTTPReadTimeout),
+		setting.AtLeast("HTTPMaxUnauthConns", c.HTTPMaxUnauthConns, 1),
+		setting.AtLeast("HTTPMaxUnauthConnsPerSource", c.HTTPMaxUnauthConnsPerSource, 1),
+		setting.NotNegative("Retention", c.Retention),
+		setting.NotNegative("JanitorInterval", c.JanitorInterval),
+		setting.In("Session", c.Session.Validate()),
+		setting.In("Limits", c.Limits.Validate()),
+		setting.In("MCP", c.MCP.Validate()),
+	)
 }
 
 // Server is a running slotd.
@@ -213,7 +243,10 @@ type Server struct {
 // not wait for Postgres: until the database answers and is migrated, health
 // says NOT_SERVING and turns fail with a retryable problem.
 func New(cfg Config, log *slog.Logger) (*Server, error) {
-	cfg.Defaults()
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	if log == nil {
 		log = slog.Default()
 	}
@@ -246,9 +279,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.obs.watchPool(s)
-	s.engine = session.NewEngine(s.obs.m.Store(s.store), cat, cfg.Clock)
-	s.engine.SetDefaults(session.Defaults{StaleAfter: cfg.StaleAfter, TTL: cfg.TTL, MaxAttempts: cfg.MaxAttempts,
-		TrustClientClock: cfg.TrustClientClock, MaxOpenSessions: cfg.MaxOpenSessions})
+	s.engine = session.NewEngine(s.obs.m.Store(s.store), cat, cfg.Session)
 
 	if s.lis, err = listen(cfg.Listen); err != nil {
 		s.close()
@@ -307,7 +338,7 @@ func (s *Server) newGRPC(keys *auth.Keys, withTLS bool) *grpc.Server {
 	}
 	srv := grpc.NewServer(opts...)
 	api.NewSlotService(s.engine, api.WithObserver(s.obs)).Register(srv)
-	api.NewAdminService(s.engine, s.log, s.cfg.Clock).Register(srv)
+	api.NewAdminService(s.engine, s.log, s.cfg.Session.Clock).Register(srv)
 	healthpb.RegisterHealthServer(srv, s.health)
 	reflection.Register(srv)
 	s.obs.m.GRPC.InitializeMetrics(srv)
@@ -368,7 +399,7 @@ func (s *Server) HTTPAddr() string {
 // Addr is the address the gRPC server listens on.
 func (s *Server) Addr() string { return s.lis.Addr().String() }
 
-func (s *Server) now() time.Time { return s.cfg.Clock() }
+func (s *Server) now() time.Time { return s.cfg.Session.Clock() }
 
 // Engine is the server's turn engine, for embedding and tests.
 func (s *Server) Engine() *session.Engine { return s.engine }

@@ -21,7 +21,7 @@ import (
 // tenant it meant at the default without a word.
 func tenantLimits(limits api.Limits, overrides string, keys *auth.Keys) (api.Limits, error) {
 	if limits.MaxInFlight <= 0 {
-		limits.MaxInFlight = api.DefaultLimits.MaxInFlight
+		limits.MaxInFlight = api.DefaultMaxInFlight
 	}
 	tenants := keys.Tenants()
 	if limits.TenantMaxInFlight <= 0 {

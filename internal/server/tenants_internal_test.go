@@ -27,8 +27,8 @@ func TestTenantLimits(t *testing.T) {
 	if got, _ := tenantLimits(api.Limits{TenantMaxInFlight: 7}, "", keys); got.TenantMaxInFlight != 7 || got.TenantLimits != nil {
 		t.Errorf("--tenant-max-inflight 7 became %+v", got)
 	}
-	if got, _ := tenantLimits(api.Limits{}, "", nil); got.TenantMaxInFlight != api.DefaultLimits.MaxInFlight {
-		t.Errorf("without keys a tenant's share = %d, want all %d", got.TenantMaxInFlight, api.DefaultLimits.MaxInFlight)
+	if got, _ := tenantLimits(api.Limits{}, "", nil); got.TenantMaxInFlight != api.DefaultMaxInFlight {
+		t.Errorf("without keys a tenant's share = %d, want all %d", got.TenantMaxInFlight, api.DefaultMaxInFlight)
 	}
 	for _, bad := range []string{"bank", "bank:", ":5", "bank:0", "bank:-3", "bank:1e3", "bank:64,bank:8",
 		"ops:5", "Bank:5", "bank:99999999999999999999999", "bank:64,,shop:x"} {

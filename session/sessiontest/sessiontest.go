@@ -222,9 +222,7 @@ func newHarness(t *testing.T, cat *contract.Catalog, store session.Store) *harne
 // NewEngine is an engine on the suite's clock (Now) that trusts the
 // clock of each turn: the suite replays conversations at fixed times.
 func NewEngine(store session.Store, cat *contract.Catalog) *session.Engine {
-	e := session.NewEngine(store, cat, func() time.Time { return Now })
-	e.SetDefaults(session.Defaults{TrustClientClock: true})
-	return e
+	return session.NewEngine(store, cat, session.Config{Clock: func() time.Time { return Now }, TrustClientClock: true})
 }
 
 // slowEngine is an engine whose turns think for a while between reading
