@@ -62,7 +62,7 @@ type generated interface {
 // pooling to pay.
 func (Codec) Marshal(v any) (mem.BufferSlice, error) {
 	m, ok := v.(generated)
-	if !ok {
+	if !ok || !fastCodec {
 		return encoding.GetCodecV2("proto").Marshal(v)
 	}
 	size := m.SizeVT()

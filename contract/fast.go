@@ -76,7 +76,7 @@ func annotationOnly(s *jsonschema.Schema) bool {
 
 // compileFastProp is the fast form of a property's schema, or nil.
 func compileFastProp(s *jsonschema.Schema) *fastProp {
-	if s == nil {
+	if s == nil || !fastSchema {
 		return nil
 	}
 	if s.Bool != nil {
@@ -149,7 +149,7 @@ func compileFastProp(s *jsonschema.Schema) *fastProp {
 // (Property.fast), or there is none.
 func compileFast(c *Contract) *fastObject {
 	s := c.schema
-	if s == nil {
+	if s == nil || !fastSchema {
 		return nil
 	}
 	if s.Types != nil && !s.Types.IsEmpty() {

@@ -1,0 +1,5 @@
+//go:build slotd_nofastcodec
+
+package api
+
+const fastCodec = false

@@ -1,0 +1,5 @@
+//go:build slotd_nofastschema
+
+package contract
+
+const fastSchema = false
