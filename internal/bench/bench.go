@@ -28,6 +28,7 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/contract"
+	"github.com/slotd/slotd/internal/logline"
 	"github.com/slotd/slotd/internal/server"
 	"github.com/slotd/slotd/internal/serving"
 	"github.com/slotd/slotd/internal/tracing"
@@ -746,7 +747,7 @@ func startServer(ctx context.Context, cfg Config, dbURL string) (*server.Server,
 	if w == nil {
 		w = io.Discard
 	}
-	log := slog.New(serverHandler(w))
+	log := slog.New(logline.NewJSON(w, nil))
 	// Traced as slotd serve traces, when the OTEL_* environment says so:
 	// the bench then measures what tracing costs.
 	tp, err := tracing.FromEnv(ctx)
