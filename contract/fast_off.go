@@ -1,5 +1,0 @@
-//go:build slotd_nofastschema
-
-package contract
-
-const fastSchema = false
