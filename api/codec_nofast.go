@@ -1,5 +1,0 @@
-//go:build slotd_nofastcodec
-
-package api
-
-const fastCodec = false
