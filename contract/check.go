@@ -64,21 +64,7 @@ func (c *Contract) Check(slots map[string]any) Report { return c.CheckIn(slots, 
 
 // CheckIn is Check with the violations worded in a locale.
 func (c *Contract) CheckIn(slots map[string]any, locale string) Report {
-	if c.fast != nil {
-		if missing, sure := c.fast.check(c, slots); sure {
-			if len(missing) == 0 {
-				return Report{}
-			}
-			return Report{Missing: c.InOrder(missing), Violations: []problem.FieldError{}, c: c}
-		}
-	}
-	return c.checkLibrary(c.validationSlots(slots), slots, locale)
-}
-
-// checkLibrary is the library's verdict on inst, the slots in their
-// validation form.
-func (c *Contract) checkLibrary(inst, slots map[string]any, locale string) Report {
-	err := c.schema.Validate(inst)
+	err := c.schema.Validate(c.validationSlots(slots))
 	if err == nil {
 		return Report{}
 	}

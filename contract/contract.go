@@ -89,7 +89,6 @@ type Contract struct {
 	// position is each property's index in Properties.
 	position map[string]int
 	schema   *jsonschema.Schema
-	fast     *fastObject // nil: every check goes to the library
 	loc      *time.Location
 	raw      *jsontree.Object // the contract as written, members in file order
 }
@@ -137,7 +136,6 @@ type Property struct {
 	valueLabels map[string]map[string]string // x-slotd.value_labels: value → locale → label
 	enum        *normalizer.Enum             // Enum with x-slotd.synonyms and the value labels
 	schema      *jsonschema.Schema
-	fast        *fastProp                // nil: every check goes to the library
 	raw         *jsontree.Object         // the property's schema as written
 	formats     [phrase.Languages]string // repairFormat in each language, worded when compiled
 }
@@ -350,10 +348,8 @@ func (c *Contract) compile(src []byte, output json.RawMessage) error {
 		if p.schema, err = comp.Compile(url + "#/properties/" + neturl.PathEscape(jsontree.Escape(p.Name))); err != nil {
 			return fmt.Errorf("property %s: %w", p.Name, err)
 		}
-		p.fast = compileFastProp(p.schema)
 		p.formats = p.wordFormats()
 	}
-	c.fast = compileFast(c)
 	return nil
 }
 

@@ -12,7 +12,7 @@ import (
 // allocating) anything.
 func TestRefusalFormatsAreWordedOnce(t *testing.T) {
 	worded := 0
-	for _, c := range loadFastContracts(t) {
+	for _, c := range loadTestContracts(t) {
 		for _, p := range c.Properties {
 			for lang := range phrase.Languages {
 				want := p.wordFormat(lang)

@@ -161,11 +161,9 @@ func (c *Contract) Normalize(slot string, raw any, env Env) (any, *problem.Field
 		}
 		v = out
 	}
-	if form := validationForm(p, v); p.fast == nil || !p.fast.valid(form) {
-		if err := p.schema.Validate(form); err != nil {
-			lang := c.lang(env.Locale)
-			return nil, c.fieldError(p, raw, schemaMessage(err, lang), lang)
-		}
+	if err := p.schema.Validate(validationForm(p, v)); err != nil {
+		lang := c.lang(env.Locale)
+		return nil, c.fieldError(p, raw, schemaMessage(err, lang), lang)
 	}
 	return v, nil
 }

@@ -1,16 +1,11 @@
-// Package logline is slotd's slog handler for JSON logs. It writes every
-// record as slog's JSON handler does, and writes the line slotd logs per
-// turn itself: that line is most of what slotd logs, and slog's generic
-// work on its attributes (and encoding/json for its one float) made it cost
-// more than a microsecond of each turn.
+// Package logline is slotd's JSON log: slog's JSON handler, writing
+// through a writer that escapes the characters a reader of the log would
+// not see.
 package logline
 
 import (
 	"io"
 	"log/slog"
-	"math"
-	"strconv"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf16"
@@ -19,36 +14,21 @@ import (
 	"github.com/slotd/slotd/session"
 )
 
-// Handler is a slog.Handler that writes records as slog.JSONHandler does
-// (it is one), and writes a Turn's line itself, byte for byte as the JSON
-// handler writes the turn's record.
-//
-// WithAttrs and WithGroup return the JSON handler's own: what they add is
-// outside what a Turn line knows, so the handler they make has no WriteTurn
-// and the turn's record goes through slog.
-type Handler struct {
-	*slog.JSONHandler
-	w *lockedWriter
-	// fast is false when the options change what the JSON handler writes
-	// of a record (ReplaceAttr): then only it writes lines. AddSource does
-	// not: a turn's record has no program counter, and the JSON handler
-	// writes no source for it.
-	fast bool
+// NewJSON is slog's JSON handler, with opts as slog.NewJSONHandler takes
+// them (nil for the defaults), writing each line to w through Escaping.
+func NewJSON(w io.Writer, opts *slog.HandlerOptions) *slog.JSONHandler {
+	return slog.NewJSONHandler(Escaping(w), opts)
 }
 
-// lockedWriter makes each line's one Write exclusive, the JSON handler's
-// and WriteTurn's alike: the JSON handler locks a mutex of its own, which
-// WriteTurn cannot reach.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
+// Escaping is w, each line written with its invisible characters escaped
+// (EscapeInvisible). slog's handlers write a record with one Write, so the
+// lines stay whole.
+func Escaping(w io.Writer) io.Writer { return escaping{w} }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	line := EscapeInvisible(p)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, err := l.w.Write(line); err != nil {
+type escaping struct{ w io.Writer }
+
+func (e escaping) Write(p []byte) (int, error) {
+	if _, err := e.w.Write(EscapeInvisible(p)); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -101,17 +81,6 @@ func EscapeInvisible(line []byte) []byte {
 	return out
 }
 
-// NewJSON makes a Handler writing to w, with opts as slog.NewJSONHandler
-// takes them (nil for the defaults).
-func NewJSON(w io.Writer, opts *slog.HandlerOptions) *Handler {
-	lw := &lockedWriter{w: w}
-	return &Handler{
-		JSONHandler: slog.NewJSONHandler(lw, opts),
-		w:           lw,
-		fast:        opts == nil || opts.ReplaceAttr == nil,
-	}
-}
-
 // Turn is the content of a turn's log line: the message "turn", then these
 // fields in this order, as slotd's server puts them in the turn's record.
 type Turn struct {
@@ -136,10 +105,9 @@ type Turn struct {
 	Result *session.Result
 }
 
-// Record is t as a slog record, for a handler that is not slotd's own or
-// whose options change the line: WriteTurn writes exactly what slog's JSON
-// handler writes of it. It carries no program counter (finding it cost a
-// fifth of the line), so a handler adding the source writes none.
+// Record is t as the turn's slog record. It carries no program counter
+// (the caller is always the same), so a handler adding the source writes
+// none.
 func (t Turn) Record() slog.Record {
 	rec := slog.NewRecord(t.Time, t.Level, "turn", 0)
 	rec.AddAttrs(slog.String("request_id", t.RequestID))
@@ -172,104 +140,6 @@ func (t Turn) Record() slog.Record {
 	return rec
 }
 
-// WriteTurn writes t's line with one Write and reports whether it did. It
-// does not when the JSON handler would write something else for the
-// turn's record: when the handler's options change what it writes, or for
-// values it writes an error for (a year outside 0-9999, a NaN or an
-// infinite latency). Like Handle, it does not look at the level.
-func (h *Handler) WriteTurn(t Turn) (bool, error) {
-	if y := t.Time.Year(); !h.fast || y < 0 || y >= 10000 || math.IsNaN(t.LatencyMS) || math.IsInf(t.LatencyMS, 0) {
-		return false, nil
-	}
-	p := bufPool.Get().(*[]byte)
-	*p = t.appendJSON((*p)[:0])
-	_, err := h.w.Write(*p)
-	// Big buffers are not kept, as slog does not keep them.
-	if cap(*p) <= 16<<10 {
-		bufPool.Put(p)
-	}
-	return true, err
-}
-
-var bufPool = sync.Pool{New: func() any {
-	b := make([]byte, 0, 1024)
-	return &b
-}}
-
-func (t *Turn) appendJSON(b []byte) []byte {
-	b = append(b, '{')
-	if !t.Time.IsZero() {
-		b = append(b, `"time":"`...)
-		b = t.Time.AppendFormat(b, time.RFC3339Nano)
-		b = append(b, `",`...)
-	}
-	b = append(b, `"level":`...)
-	b = appendString(b, t.Level.String())
-	b = append(b, `,"msg":"turn"`...)
-	b = appendField(b, "request_id", t.RequestID)
-	if t.TraceID != "" {
-		b = appendField(b, "trace_id", t.TraceID)
-	}
-	b = appendField(b, "tenant", t.Tenant)
-	b = appendField(b, "tool", t.Tool)
-	b = appendField(b, "conversation_id", t.ConversationID)
-	b = appendField(b, "turn_id", t.TurnID)
-	b = appendField(b, "action", t.Action)
-	b = appendField(b, "code", t.Code)
-	b = append(b, `,"latency_ms":`...)
-	b = appendFloat(b, t.LatencyMS)
-	if res := t.Result; res != nil {
-		b = appendField(b, "session_id", res.Session.ID)
-		b = append(b, `,"version":`...)
-		b = strconv.AppendInt(b, res.Session.Version, 10)
-		b = append(b, `,"replayed":`...)
-		b = strconv.AppendBool(b, res.Replayed)
-		b = appendDecisions(b, res.Changes)
-		if q := res.Question; q != nil && q.Slot != "" {
-			b = appendField(b, "slot", q.Slot)
-		}
-		if p := res.Problem; p != nil {
-			b = appendField(b, "problem", p.Type)
-			b = append(b, `,"problem_errors":`...)
-			b = strconv.AppendInt(b, int64(len(p.Errors)), 10)
-		}
-		if f := res.Facts; f.FirstReady {
-			b = append(b, `,"first_ready":true,"first_attempt":`...)
-			b = strconv.AppendBool(b, f.FirstAttempt)
-		}
-	}
-	return append(b, "}\n"...)
-}
-
-// appendField appends a string field after another; key needs no escaping.
-func appendField(b []byte, key, value string) []byte {
-	b = append(b, ',', '"')
-	b = append(b, key...)
-	b = append(b, '"', ':')
-	return appendString(b, value)
-}
-
-// appendDecisions appends the "decisions" group, as slog writes a group of
-// ints: nothing when it is empty.
-func appendDecisions(b []byte, changes []session.Change) []byte {
-	if len(changes) == 0 {
-		return b
-	}
-	// A turn's changes get a few of the ten decisions there are.
-	var arr [10]decisionCount
-	counts := countDecisions(arr[:0], changes)
-	b = append(b, `,"decisions":{`...)
-	for i, c := range counts {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, c.decision)
-		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(c.n), 10)
-	}
-	return append(b, '}')
-}
-
 // decisionCount is how many of a turn's changes got a decision.
 type decisionCount struct {
 	decision string
@@ -290,82 +160,4 @@ next:
 		counts = append(counts, decisionCount{string(ch.Decision), 1})
 	}
 	return counts
-}
-
-// appendFloat appends f as encoding/json does (which slog's JSON handler
-// calls for a float): like strconv's shortest form, but in exponent form
-// below 1e-6 and from 1e21 on, with the exponent not padded to two digits.
-// f is finite.
-func appendFloat(b []byte, f float64) []byte {
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// e-07 becomes e-7.
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
-}
-
-// safe holds the bytes written as they are: ASCII but for control
-// characters, " and \.
-var safe = func() (t [256]bool) {
-	for c := ' '; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// appendString appends s quoted as slog's JSON handler quotes it: ", \ and
-// control characters escaped (\n, \r, \t by name), each byte of invalid
-// UTF-8 as \ufffd, U+2028 and U+2029 escaped, and nothing escaped for HTML.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if safe[c] {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, `\n`...)
-			case '\r':
-				b = append(b, `\r`...)
-			case '\t':
-				b = append(b, `\t`...)
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		} else if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		} else {
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

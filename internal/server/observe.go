@@ -141,13 +141,6 @@ func (o *observer) CompletionDone(_ context.Context, r api.CompletionReport) {
 	o.m.CompletionDone(c)
 }
 
-// turnWriter is a handler that writes the turn's line itself
-// (logline.Handler), at a fraction of what the line costs through a
-// slog.Record. It reports false when the line is left to the record.
-type turnWriter interface {
-	WriteTurn(logline.Turn) (bool, error)
-}
-
 // logTurn writes the turn's one log line. It carries names, counts and
 // ids, never a slot value or an argument: what the user said stays out of
 // the logs, and a card number above all. Ids are masked like any echoed
@@ -168,21 +161,13 @@ func (o *observer) logTurn(ctx context.Context, r api.TurnReport, t metrics.Turn
 	// digits (conv-1234567890123 is taken, and logs as conv-•••• 0123).
 	conversation, turn := redact.LoggedID(in.ConversationID), redact.LoggedID(in.TurnID)
 	now, latency := o.now(), float64(t.Duration.Microseconds())/1000
-	// slotd's own handler writes the line itself; any other handler, and
-	// one whose options change what the line would say, gets the record.
 	line := logline.Turn{Time: now, Level: level, RequestID: api.RequestID(ctx),
 		Tenant: in.Tenant, Tool: o.m.Tool(in.Tool), ConversationID: conversation, TurnID: turn,
 		Action: t.Action, Code: r.Code.String(), LatencyMS: latency, Result: r.Result}
 	if traced := trace.SpanContextFromContext(ctx); traced.IsValid() {
 		line.TraceID = traced.TraceID().String()
 	}
-	h := o.log.Handler()
-	if w, ok := h.(turnWriter); ok {
-		if written, _ := w.WriteTurn(line); written {
-			return
-		}
-	}
-	_ = h.Handle(ctx, line.Record())
+	_ = o.log.Handler().Handle(ctx, line.Record())
 }
 
 // run serves the metrics listener until ctx ends. ready tells /readyz
