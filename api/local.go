@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/mem"
@@ -52,18 +53,19 @@ func (l *Local) Call(ctx context.Context, method string, srv any, req proto.Mess
 }
 
 // screen gives a request decoded in the process the marks Codec gives one
-// as it decodes it from the wire, for Limit to refuse. A request Go code
-// built, one whose values nest deeply enough that it might pass
-// MaxRecursion, and one that is not slotd's own go through Codec itself,
-// from their wire bytes; any other (one of slotd's, decoded by protojson,
-// so UTF-8, and shallow) is only sized, by its generated code: it has no
-// unknown fields, so its size is the bytes a gRPC client would send.
+// as it decodes it from the wire, for Limit to refuse. A request whose
+// strings may not be UTF-8 (one Go code built, but a turn whose strings
+// are looked at here), one whose values nest deeply enough that it might
+// pass MaxRecursion, and one that is not slotd's own go through Codec
+// itself, from their wire bytes; any other (one of slotd's, UTF-8 and
+// shallow) is only sized, by its generated code: it has no unknown fields,
+// so its size is the bytes a gRPC client would send.
 func (g *Guard) screen(req proto.Message, decoded bool) {
 	m, ok := req.(interface {
 		generated
 		MarshalVT() ([]byte, error)
 	})
-	if ok && decoded && !mayNestDeep(req) {
+	if ok && (decoded || builtUTF8(req)) && !mayNestDeep(req) {
 		if n := m.SizeVT(); g.limits.MaxRequestBytes > 0 && n > g.limits.MaxRequestBytes {
 			mark(req, "request", sizeWhy(n, g.limits.MaxRequestBytes))
 		}
@@ -83,6 +85,59 @@ func (g *Guard) screen(req proto.Message, decoded bool) {
 		return
 	}
 	_ = g.Codec().Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, req)
+}
+
+// builtUTF8 reports whether a request Go code built is a turn whose strings
+// are all UTF-8, as Codec wants them: the request MCP sends on every call
+// is looked at here, in place; false for any other, which Codec then
+// checks from its wire bytes.
+func builtUTF8(req proto.Message) bool {
+	r, ok := req.(*slotdv1.TurnRequest)
+	if !ok || len(r.ProtoReflect().GetUnknown()) > 0 {
+		return false
+	}
+	return utf8.ValidString(r.ConversationId) && utf8.ValidString(r.Tool) && utf8.ValidString(r.TurnId) &&
+		utf8.ValidString(r.Locale) && utf8.ValidString(r.TimeZone) && (r.Arguments == nil || structUTF8(r.Arguments))
+}
+
+func structUTF8(s *structpb.Struct) bool {
+	if len(s.ProtoReflect().GetUnknown()) > 0 {
+		return false
+	}
+	for k, v := range s.GetFields() {
+		if !utf8.ValidString(k) || !valueUTF8(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func valueUTF8(v *structpb.Value) bool {
+	if v == nil {
+		return true
+	}
+	if len(v.ProtoReflect().GetUnknown()) > 0 {
+		return false
+	}
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_StringValue:
+		return utf8.ValidString(k.StringValue)
+	case *structpb.Value_StructValue:
+		return k.StructValue == nil || structUTF8(k.StructValue)
+	case *structpb.Value_ListValue:
+		if k.ListValue == nil {
+			return true
+		}
+		if len(k.ListValue.ProtoReflect().GetUnknown()) > 0 {
+			return false
+		}
+		for _, e := range k.ListValue.GetValues() {
+			if !valueUTF8(e) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // shallowStructs is how many Structs and lists a request's values may nest

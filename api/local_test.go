@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
@@ -96,6 +97,26 @@ func TestScreenMarksAsTheCodec(t *testing.T) {
 		}, true},
 		{"built in Go, not UTF-8", false, func() proto.Message {
 			return &slotdv1.TurnRequest{ConversationId: "c", Tool: "bank.open\xffdispute", TurnId: "t1"}
+		}, true},
+		{"built in Go, arguments not UTF-8", false, func() proto.Message {
+			args := &structpb.Struct{Fields: map[string]*structpb.Value{
+				"list": structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{{Kind: &structpb.Value_StringValue{StringValue: "ok"}},
+					{Kind: &structpb.Value_StringValue{StringValue: "bad\xc3("}}}})}}
+			return &slotdv1.TurnRequest{ConversationId: "c", Tool: "t", TurnId: "t1", Arguments: args}
+		}, true},
+		{"built in Go, a key not UTF-8", false, func() proto.Message {
+			args := &structpb.Struct{Fields: map[string]*structpb.Value{"k\xff": structpb.NewBoolValue(true)}}
+			return &slotdv1.TurnRequest{ConversationId: "c", Tool: "t", TurnId: "t1", Arguments: args}
+		}, true},
+		{"built in Go, a time zone not UTF-8", false, func() proto.Message {
+			return &slotdv1.TurnRequest{ConversationId: "c", Tool: "t", TurnId: "t1", TimeZone: "Europe/\xe9"}
+		}, true},
+		{"built in Go, over the limit", false, func() proto.Message {
+			s, _ := structpb.NewStruct(map[string]any{"description": big})
+			return &slotdv1.TurnRequest{ConversationId: "c", Tool: "t", TurnId: "t1", Arguments: s}
+		}, true},
+		{"built in Go, a completion", false, func() proto.Message {
+			return &slotdv1.CompleteSessionRequest{SessionId: "s\xff"}
 		}, true},
 		{"built in Go, ordinary", false, func() proto.Message {
 			return &slotdv1.TurnRequest{ConversationId: "c", Tool: "t", TurnId: "t1", Arguments: nested(t, 2)}
@@ -220,5 +241,32 @@ func TestLocalCallAdmitsOnceAndRunsTheChain(t *testing.T) {
 	<-g.streams
 	if status.Code(err) != codes.ResourceExhausted {
 		t.Errorf("past MaxStreams: %v", err)
+	}
+}
+
+// builtUTF8 looks at every string a turn holds: a field added to
+// TurnRequest must be added there too (or the turn checked from its wire
+// bytes).
+func TestBuiltUTF8KnowsEveryFieldOfATurn(t *testing.T) {
+	known := "conversation_id tool turn_id arguments confirmation locale time_zone now"
+	var names []string
+	fields := (&slotdv1.TurnRequest{}).ProtoReflect().Descriptor().Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		names = append(names, string(fd.Name()))
+		if fd.Kind() != protoreflect.StringKind {
+			continue
+		}
+		r := &slotdv1.TurnRequest{ConversationId: "c", Tool: "t", TurnId: "t1"}
+		if !builtUTF8(r) {
+			t.Fatal("an ordinary turn counts as not UTF-8")
+		}
+		r.ProtoReflect().Set(fd, protoreflect.ValueOfString("x\xffy"))
+		if builtUTF8(r) {
+			t.Errorf("%s not UTF-8 goes unseen", fd.Name())
+		}
+	}
+	if got := strings.Join(names, " "); got != known {
+		t.Errorf("TurnRequest's fields are %q; builtUTF8 knows %q", got, known)
 	}
 }
