@@ -4,14 +4,12 @@ import (
 	"net/http"
 	"runtime/debug"
 
-	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/auth"
 	"github.com/slotd/slotd/internal/mcp"
 )
 
 // mountMCP serves the MCP endpoint (internal/mcp) at /mcp on the gateway's
-// listener, behind the same edge, calling slotd over the gateway's
-// in-process connection.
+// listener, behind the same edge, calling slotd in the process (local.go).
 func (s *Server) mountMCP(keys *auth.Keys) error {
 	if s.cfg.DisableMCP {
 		return nil
@@ -21,7 +19,7 @@ func (s *Server) mountMCP(keys *auth.Keys) error {
 		version = bi.Main.Version
 	}
 	h, err := mcp.New(mcp.Config{
-		Slots: slotdv1.NewSlotServiceClient(s.gw.conn), Contracts: s.engine.Contracts(),
+		Slots: mcpSlots{s.locals}, Contracts: s.engine.Contracts(),
 		Keys: keys, Metrics: s.obs.m, Log: s.log, Version: version, Limits: s.cfg.MCP,
 	})
 	if err != nil {
