@@ -58,27 +58,20 @@ func (l *Local) Call(ctx context.Context, method string, srv any, req proto.Mess
 // are looked at here), one whose values nest deeply enough that it might
 // pass MaxRecursion, and one that is not slotd's own go through Codec
 // itself, from their wire bytes; any other (one of slotd's, UTF-8 and
-// shallow) is only sized, by its generated code: it has no unknown fields,
+// shallow) is only sized, by protobuf-go: it has no unknown fields,
 // so its size is the bytes a gRPC client would send.
+// slotdPackage is the protobuf package of slotd's own messages.
+const slotdPackage = "slotd.v1"
+
 func (g *Guard) screen(req proto.Message, decoded bool) {
-	m, ok := req.(interface {
-		generated
-		MarshalVT() ([]byte, error)
-	})
-	if ok && (decoded || builtUTF8(req)) && !mayNestDeep(req) {
-		if n := m.SizeVT(); g.limits.MaxRequestBytes > 0 && n > g.limits.MaxRequestBytes {
+	ours := req.ProtoReflect().Descriptor().ParentFile().Package() == slotdPackage
+	if ours && (decoded || builtUTF8(req)) && !mayNestDeep(req) {
+		if n := proto.Size(req); g.limits.MaxRequestBytes > 0 && n > g.limits.MaxRequestBytes {
 			mark(req, "request", sizeWhy(n, g.limits.MaxRequestBytes))
 		}
 		return
 	}
-	var b []byte
-	var err error
-	if ok {
-		b, err = m.MarshalVT()
-	} else {
-		// Not one of slotd's messages (a health check's): protobuf-go's.
-		b, err = proto.Marshal(req)
-	}
+	b, err := proto.MarshalOptions{AllowPartial: true}.Marshal(req)
 	proto.Reset(req)
 	if err != nil {
 		mark(req, "request", "not a valid protobuf message of this method")

@@ -43,7 +43,7 @@ type locals struct {
 func (s *Server) newLocals(keys *auth.Keys) *locals {
 	return &locals{
 		slots:  api.NewSlotService(s.engine, api.WithObserver(s.obs)),
-		admin:  api.NewAdminService(s.engine, s.log, s.cfg.Clock),
+		admin:  api.NewAdminService(s.engine, s.log, s.cfg.Session.Clock),
 		health: s.health,
 		http:   s.guard.Local(edgeAuthorizer(keys), true, s.unaryInterceptors()...),
 		mcp:    s.guard.Local(metadataAuthorizer(keys), false, s.unaryInterceptors()...),
