@@ -2,8 +2,6 @@ package session_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,39 +12,12 @@ import (
 	"github.com/slotd/slotd/merge"
 	"github.com/slotd/slotd/session"
 	"github.com/slotd/slotd/session/memstore"
+	"github.com/slotd/slotd/session/sessiontest"
 )
 
 // Two replicas on one store: one loaded the dispute example, the other its
 // v2 (examples/dispute-v2: merchant newly required, wrong_amount retired,
 // original_operation_id removed, operation_date made irreversible).
-
-// catalogV2 is the shipped contracts with the dispute example's v2, set to
-// upgrade as given.
-func catalogV2(t *testing.T, upgrade string) *contract.Catalog {
-	t.Helper()
-	dir := t.TempDir()
-	files, _ := filepath.Glob("../contracts/*.json")
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if filepath.Base(f) == "bank.open_dispute.json" {
-			if b, err = os.ReadFile("../examples/dispute-v2/bank.open_dispute.json"); err != nil {
-				t.Fatal(err)
-			}
-			b = []byte(strings.Replace(string(b), `"upgrade": "migrate"`, `"upgrade": "`+upgrade+`"`, 1))
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cat, err := contract.LoadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
-}
 
 // replica is an engine serving cat on st, registered at at.
 func replica(t *testing.T, st *memstore.Store, cat *contract.Catalog, name string, at time.Time) *session.Engine {
@@ -67,7 +38,7 @@ func twoReplicas(t *testing.T, upgrade string) (v1, v2 *session.Engine, st *mems
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat2 := catalogV2(t, upgrade)
+	cat2 := sessiontest.DisputeV2(t, upgrade)
 	st = memstore.New()
 	v1 = replica(t, st, cat1, "replica-a", now.Add(-time.Hour))
 	v2 = replica(t, st, cat2, "replica-b", now.Add(-time.Minute))
