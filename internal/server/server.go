@@ -192,19 +192,22 @@ func (c *Config) Defaults() {
 
 // Server is a running slotd.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	lis     net.Listener
-	grpc    *grpc.Server
-	certs   *certs.Source // nil without TLS
-	guard   *api.Guard
-	health  *health.Server
-	store   session.Store
-	pool    *pgxpool.Pool
-	engine  *session.Engine
-	gw      *gateway
-	obs     *observer
-	console *console.Console // nil when off
+	cfg    Config
+	log    *slog.Logger
+	lis    net.Listener
+	grpc   *grpc.Server
+	certs  *certs.Source // nil without TLS
+	guard  *api.Guard
+	health *health.Server
+	store  session.Store
+	pool   *pgxpool.Pool
+	engine *session.Engine
+	// versions serves every stored version of a tool's contract
+	// (versions.go); nil for a store that keeps none.
+	versions *session.Versions
+	gw       *gateway
+	obs      *observer
+	console  *console.Console // nil when off
 
 	migrated chan struct{}
 }
@@ -249,6 +252,13 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	s.engine = session.NewEngine(s.obs.m.Store(s.store), cat, cfg.Clock)
 	s.engine.SetDefaults(session.Defaults{StaleAfter: cfg.StaleAfter, TTL: cfg.TTL, MaxAttempts: cfg.MaxAttempts,
 		TrustClientClock: cfg.TrustClientClock, MaxOpenSessions: cfg.MaxOpenSessions})
+	s.useVersions()
+	if cfg.Store == "memory" {
+		if err := s.registerVersions(context.Background()); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
 
 	if s.lis, err = listen(cfg.Listen); err != nil {
 		s.close()
@@ -451,6 +461,9 @@ func (s *Server) migrate(ctx context.Context) error {
 	for attempt := 0; ; attempt++ {
 		mctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		v, err := migrations.Up(mctx, s.pool)
+		if err == nil {
+			err = s.registerVersions(mctx)
+		}
 		cancel()
 		if err == nil {
 			s.log.Info("schema migrated", "version", v)

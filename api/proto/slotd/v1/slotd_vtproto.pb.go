@@ -190,6 +190,16 @@ func (m *TurnResponse) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.Migration != nil {
+		size, err := m.Migration.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+		i--
+		dAtA[i] = 0x72
+	}
 	if len(m.EndedSessions) > 0 {
 		for iNdEx := len(m.EndedSessions) - 1; iNdEx >= 0; iNdEx-- {
 			size, err := m.EndedSessions[iNdEx].MarshalToSizedBufferVT(dAtA[:i])
@@ -315,6 +325,80 @@ func (m *TurnResponse) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	return len(dAtA) - i, nil
 }
 
+func (m *Migration) MarshalVT() (dAtA []byte, err error) {
+	if m == nil {
+		return nil, nil
+	}
+	size := m.SizeVT()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBufferVT(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *Migration) MarshalToVT(dAtA []byte) (int, error) {
+	size := m.SizeVT()
+	return m.MarshalToSizedBufferVT(dAtA[:size])
+}
+
+func (m *Migration) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
+	if m == nil {
+		return 0, nil
+	}
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.unknownFields != nil {
+		i -= len(m.unknownFields)
+		copy(dAtA[i:], m.unknownFields)
+	}
+	if len(m.Reconfirm) > 0 {
+		for iNdEx := len(m.Reconfirm) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.Reconfirm[iNdEx])
+			copy(dAtA[i:], m.Reconfirm[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Reconfirm[iNdEx])))
+			i--
+			dAtA[i] = 0x2a
+		}
+	}
+	if len(m.Refused) > 0 {
+		for iNdEx := len(m.Refused) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.Refused[iNdEx])
+			copy(dAtA[i:], m.Refused[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Refused[iNdEx])))
+			i--
+			dAtA[i] = 0x22
+		}
+	}
+	if len(m.Dropped) > 0 {
+		for iNdEx := len(m.Dropped) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.Dropped[iNdEx])
+			copy(dAtA[i:], m.Dropped[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Dropped[iNdEx])))
+			i--
+			dAtA[i] = 0x1a
+		}
+	}
+	if len(m.ToVersion) > 0 {
+		i -= len(m.ToVersion)
+		copy(dAtA[i:], m.ToVersion)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.ToVersion)))
+		i--
+		dAtA[i] = 0x12
+	}
+	if len(m.FromVersion) > 0 {
+		i -= len(m.FromVersion)
+		copy(dAtA[i:], m.FromVersion)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.FromVersion)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
 func (m *OpenSession) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
 		return nil, nil
@@ -415,6 +499,13 @@ func (m *Session) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if len(m.ContractVersion) > 0 {
+		i -= len(m.ContractVersion)
+		copy(dAtA[i:], m.ContractVersion)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.ContractVersion)))
+		i--
+		dAtA[i] = 0x7a
 	}
 	if len(m.Attempts) > 0 {
 		for k := range m.Attempts {
@@ -2121,6 +2212,13 @@ func (m *HistoryTurn) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if len(m.ContractVersion) > 0 {
+		i -= len(m.ContractVersion)
+		copy(dAtA[i:], m.ContractVersion)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.ContractVersion)))
+		i--
+		dAtA[i] = 0x32
+	}
 	if m.Request != nil {
 		size, err := (*structpb.Struct)(m.Request).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
@@ -2190,6 +2288,13 @@ func (m *HistoryChange) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if len(m.Note) > 0 {
+		i -= len(m.Note)
+		copy(dAtA[i:], m.Note)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Note)))
+		i--
+		dAtA[i] = 0x42
 	}
 	if m.At != nil {
 		size, err := (*timestamppb.Timestamp)(m.At).MarshalToSizedBufferVT(dAtA[:i])
@@ -2574,6 +2679,46 @@ func (m *TurnResponse) SizeVT() (n int) {
 			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 		}
 	}
+	if m.Migration != nil {
+		l = m.Migration.SizeVT()
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	n += len(m.unknownFields)
+	return n
+}
+
+func (m *Migration) SizeVT() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.FromVersion)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	l = len(m.ToVersion)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if len(m.Dropped) > 0 {
+		for _, s := range m.Dropped {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
+	if len(m.Refused) > 0 {
+		for _, s := range m.Refused {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
+	if len(m.Reconfirm) > 0 {
+		for _, s := range m.Reconfirm {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -2676,6 +2821,10 @@ func (m *Session) SizeVT() (n int) {
 			mapEntrySize := 1 + len(k) + protohelpers.SizeOfVarint(uint64(len(k))) + 1 + protohelpers.SizeOfVarint(uint64(v))
 			n += mapEntrySize + 1 + protohelpers.SizeOfVarint(uint64(mapEntrySize))
 		}
+	}
+	l = len(m.ContractVersion)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -3329,6 +3478,10 @@ func (m *HistoryTurn) SizeVT() (n int) {
 		l = (*structpb.Struct)(m.Request).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
+	l = len(m.ContractVersion)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -3363,6 +3516,10 @@ func (m *HistoryChange) SizeVT() (n int) {
 	}
 	if m.At != nil {
 		l = (*timestamppb.Timestamp)(m.At).SizeVT()
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	l = len(m.Note)
+	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
