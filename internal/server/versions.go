@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/slotd/slotd/session"
@@ -29,9 +30,11 @@ func (s *Server) registerVersions(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("contract versions: %w", err)
 	}
+	names := make([]string, 0, len(stored))
 	for _, v := range stored {
-		s.log.Info("contract version", "tool", v.Tool, "version", v.Version, "first_seen", v.FirstSeen, "first_replica", v.Replica)
+		names = append(names, v.Tool+"@"+v.Version)
 	}
+	s.log.Info("contract versions registered", "versions", strings.Join(names, " "))
 	return nil
 }
 
