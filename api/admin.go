@@ -146,7 +146,8 @@ func historyResponse(v session.View, h *session.History) (*slotdv1.GetSessionHis
 	}
 	out := &slotdv1.GetSessionHistoryResponse{Session: pb}
 	for _, t := range h.Turns {
-		ht := &slotdv1.HistoryTurn{TurnId: t.ID, Version: t.Version, Action: actionOf(clarify.Action(t.Action)), At: timestamppb.New(t.At)}
+		ht := &slotdv1.HistoryTurn{TurnId: t.ID, Version: t.Version, Action: actionOf(clarify.Action(t.Action)), At: timestamppb.New(t.At),
+			ContractVersion: t.ContractVersion}
 		var req map[string]any
 		if json.Unmarshal(t.Request, &req) == nil {
 			if ht.Request, err = structpb.NewStruct(req); err != nil {
@@ -157,7 +158,7 @@ func historyResponse(v session.View, h *session.History) (*slotdv1.GetSessionHis
 	}
 	for _, ch := range h.Changes {
 		hc := &slotdv1.HistoryChange{Slot: ch.Slot, Decision: decisionOf(ch.Decision), TurnId: ch.TurnID,
-			Version: ch.Version, At: timestamppb.New(ch.At)}
+			Version: ch.Version, At: timestamppb.New(ch.At), Note: ch.Note}
 		if hc.Old, err = value(ch.Old); err != nil {
 			return nil, err
 		}

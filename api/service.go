@@ -184,6 +184,9 @@ func turnResponse(r *session.Result) (*slotdv1.TurnResponse, error) {
 		Notice:         r.Notice,
 		Resumed:        r.Resumed,
 	}
+	if m := r.Migration; m != nil {
+		out.Migration = &slotdv1.Migration{FromVersion: m.From, ToVersion: m.To, Dropped: m.Dropped, Refused: m.Refused, Reconfirm: m.Reconfirm}
+	}
 	if r.Previous != nil {
 		if out.PreviousSession, err = sessionMessage(*r.Previous); err != nil {
 			return nil, err
@@ -233,6 +236,7 @@ func sessionMessage(v session.View) (*slotdv1.Session, error) {
 		Id: v.ID, ConversationId: v.ConversationID, Tool: v.Tool, Status: statusOf(v.Status),
 		Version: v.Version, Slots: slots, Missing: v.Missing, Locale: v.Locale, TimeZone: v.TimeZone,
 		CreatedAt: timestamppb.New(v.CreatedAt), UpdatedAt: timestamppb.New(v.UpdatedAt),
+		ContractVersion: v.ContractVersion,
 	}
 	if !v.EndedAt.IsZero() {
 		out.EndedAt = timestamppb.New(v.EndedAt)
@@ -353,6 +357,7 @@ var decisions = map[merge.Decision]slotdv1.Decision{
 	merge.Confirmed:   slotdv1.Decision_DECISION_CONFIRMED,
 	merge.Discarded:   slotdv1.Decision_DECISION_DISCARDED,
 	merge.Cleared:     slotdv1.Decision_DECISION_CLEARED,
+	merge.Migrated:    slotdv1.Decision_DECISION_MIGRATED,
 }
 
 func decisionOf(d merge.Decision) slotdv1.Decision { return decisions[d] }

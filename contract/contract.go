@@ -18,8 +18,6 @@ package contract
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,8 +46,17 @@ type Contract struct {
 	// Name is x-slotd.name, namespaced ("bank.open_dispute").
 	Name        string
 	Description string
-	// Version is a hash of the file's content.
+	// Version is a hash of the contract's canonical JSON (version.go):
+	// the same document written with other spacing or member order has the
+	// same version.
 	Version string
+	// Canonical is the document as its version hashes it: what a replica
+	// writes to the store so that any replica can serve this version.
+	Canonical []byte
+	// Upgrade is what becomes of a session started on an older version of
+	// this tool when this version is the newest (x-slotd.upgrade): Pin
+	// (the default) or Migrate.
+	Upgrade string
 	// Confirm is true when the tool is an action that needs the user's
 	// approval of a summary before READY.
 	Confirm bool
@@ -154,6 +161,7 @@ type extension struct {
 	DefaultLocale string            `json:"default_locale"`
 	ConfirmText   map[string]string `json:"confirm_text"`
 	Partial       bool              `json:"partial"`
+	Upgrade       string            `json:"upgrade"`
 }
 
 // propertyExtension is the x-slotd member of a property.
@@ -213,11 +221,20 @@ func parseRoot(src []byte) (*Contract, *document, error) {
 	if doc.X == nil || doc.X.Name == "" {
 		return nil, nil, errors.New("x-slotd.name is required")
 	}
-	sum := sha256.Sum256(src)
+	canonical, version, err := Canonical(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	upgrade, err := parseUpgrade(doc.X.Upgrade)
+	if err != nil {
+		return nil, nil, err
+	}
 	c := &Contract{
 		Name:          doc.X.Name,
 		Description:   doc.Description,
-		Version:       hex.EncodeToString(sum[:8]),
+		Version:       version,
+		Canonical:     canonical,
+		Upgrade:       upgrade,
 		Confirm:       doc.X.Confirm,
 		Partial:       doc.X.Partial,
 		TimeZone:      doc.X.TimeZone,

@@ -25,6 +25,8 @@ const (
 	Confirmed   Decision = "CONFIRMED"
 	Discarded   Decision = "DISCARDED"
 	Cleared     Decision = "CLEARED"
+	// Migrated: a newer contract version took the value over.
+	Migrated Decision = "MIGRATED"
 )
 
 // Change is one slot's fate in a turn. Old and New are JSON values; New is

@@ -24,7 +24,8 @@ func (t *turn) merge() {
 	})
 	s.State = state
 	t.changes = append(t.changes, merged...)
-	t.merged, t.rejected, t.refused = merged, rejected, refused
+	t.merged = merged
+	t.rejected, t.refused = append(t.rejected, rejected...), append(t.refused, refused...)
 	t.nulls = nullSlots(t.c, t.args)
 }
 

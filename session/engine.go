@@ -21,6 +21,7 @@ type Engine struct {
 	clock     func() time.Time
 	defaults  Config
 	zones     sync.Map // name → *time.Location
+	versions  *Versions
 }
 
 // NewEngine builds an engine on store and contracts with cfg, whose zero
@@ -53,8 +54,12 @@ func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
 	}
 	applied, err := e.store.Turn(ctx, Key{Tenant: req.Tenant, ConversationID: req.ConversationID}, req.TurnID,
 		func(cv Conversation) (*Commit, error) {
+			up, err := e.upgradeOf(ctx, c, cv.Open)
+			if err != nil {
+				return nil, err
+			}
 			_, commit, err := plan(planInput{contract: c, contracts: e.contracts, config: e.defaults, req: req,
-				open: cv.Open, left: cv.Left, zones: e.zonesOf(req, cv.Open), newID: newID})
+				open: cv.Open, left: cv.Left, zones: e.zonesOf(req, cv.Open), newID: newID, upgrade: up})
 			tracePlan(ctx, commit, err)
 			return commit, err
 		})

@@ -29,6 +29,8 @@ func (t *turn) open() {
 			TimeZone:  c.TimeZone,
 			CreatedAt: req.Now,
 			Open:      true,
+
+			ContractVersion: c.Version,
 		}
 	} else {
 		t.s = t.s.Clone()
@@ -36,6 +38,9 @@ func (t *turn) open() {
 	}
 	s := t.s
 	s.Held = nil
+	if s.ContractVersion == "" {
+		s.ContractVersion = c.Version // a session stored before versions were kept
+	}
 	if req.Locale != "" {
 		s.Locale = req.Locale
 	}

@@ -47,6 +47,9 @@ type planInput struct {
 	// newID draws the id of a session the turn opens; most turns open
 	// none, and a replayed one is not planned.
 	newID func() string
+	// upgrade is what the tool's open session needs of its contract
+	// version when it is not the catalog's (version.go); nil when it is.
+	upgrade *upgrade
 }
 
 // turn is a turn being planned: what each stage found, for the next.
@@ -96,6 +99,12 @@ type turn struct {
 	valid   []ValidAfter
 	// request is the request as the history keeps it.
 	request TurnRequest
+	// from is the version the session moves from to c (migrate), and
+	// migration what the move did; notes are the history's notes of the
+	// move's changes, the first ones of changes.
+	from      *contract.Contract
+	migration *Migration
+	notes     []string
 }
 
 // plan runs the stages of a turn.
@@ -104,10 +113,16 @@ func plan(in planInput) (*Result, *Commit, error) {
 	if err := t.lifetime(); err != nil {
 		return nil, nil, err
 	}
+	if err := t.pin(); err != nil {
+		return nil, nil, err
+	}
 	if t.resume {
 		t.holdForResume()
 	} else {
 		t.open()
+		if t.from != nil {
+			t.migrate()
+		}
 		t.answer()
 		t.merge()
 		t.decide()

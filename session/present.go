@@ -31,7 +31,7 @@ func (t *turn) present() *Result {
 	s.UpdatedAt, s.LastUse = req.Now, req.Now
 	s.LastAction = string(t.step.Action)
 	res := &Result{Action: t.step.Action, Question: shownQuestion(c, t.step.Question), Problem: t.problem,
-		TurnID: req.TurnID, Resumed: t.resumed}
+		TurnID: req.TurnID, Resumed: t.resumed, Migration: t.migration}
 	for _, ch := range t.changes {
 		res.Changes = append(res.Changes, Change{Change: shownChange(c, ch), Message: clarify.ChangeMessage(c, s.Locale, ch)})
 	}
@@ -88,9 +88,12 @@ func openSessions(contracts *contract.Catalog, others []*Session) []OpenSession 
 func (t *turn) records(shown []Change) []ChangeRecord {
 	s, req := t.s, t.in.req
 	out := make([]ChangeRecord, 0, len(shown))
-	for _, ch := range shown {
+	for i, ch := range shown {
 		out = append(out, ChangeRecord{SessionID: s.ID, Version: s.Version, TurnID: req.TurnID,
 			Slot: ch.Slot, Old: ch.Old, New: ch.New, Decision: ch.Decision, At: req.Now})
+		if i < len(t.notes) {
+			out[i].Note = t.notes[i]
+		}
 	}
 	return out
 }
@@ -167,7 +170,7 @@ func viewOf(s *Session, c *contract.Contract, missing []string) View {
 		ID: s.ID, ConversationID: s.Key.ConversationID, Tool: s.Tool, Status: s.Status,
 		Version: s.Version, Slots: slots, Missing: missing,
 		Locale: s.Locale, TimeZone: s.TimeZone, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, EndedAt: s.EndedAt,
-		Attempts: s.Attempts,
+		Attempts: s.Attempts, ContractVersion: s.ContractVersion,
 	}
 	for _, slot := range slotOrder(c, s.State.Pending) {
 		v.Pending = append(v.Pending, shownChange(c, merge.Change{Slot: slot, Old: s.State.Slots[slot], New: s.State.Pending[slot], Decision: merge.Pending}))

@@ -30,7 +30,7 @@ func (t *turn) record(res *Result) (*Result, *Commit, error) {
 	commit := t.commit
 	commit.Session = s
 	commit.Turn = &TurnRecord{ID: req.TurnID, SessionID: s.ID, Version: s.Version, Action: string(res.Action),
-		Request: request, Response: response, At: req.Now}
+		Request: request, Response: response, At: req.Now, ContractVersion: s.ContractVersion}
 	commit.Changes = append(commit.Changes, t.records(res.Changes)...)
 	commit.Result = res
 	return res, &commit, nil

@@ -30,6 +30,9 @@ type Result struct {
 	// Resumed: the turn came back to a session parked while other tools
 	// were used; Notice says what it holds.
 	Resumed bool `json:"resumed,omitempty"`
+	// Migration says how the turn moved its session to a newer contract
+	// version (x-slotd.upgrade: migrate).
+	Migration *Migration `json:"migration,omitempty"`
 	// Replayed is true when the response was stored by an earlier delivery.
 	Replayed bool `json:"-"`
 	// Facts are what the turn showed, for metrics and logs (facts.go).
@@ -72,4 +75,7 @@ type View struct {
 	EndedAt        time.Time      `json:"ended_at,omitzero"`
 	// Attempts counts failed attempts per slot since its last accepted value.
 	Attempts map[string]int `json:"attempts,omitempty"`
+	// ContractVersion is the version of the tool's contract the session
+	// runs on.
+	ContractVersion string `json:"contract_version,omitempty"`
 }

@@ -121,6 +121,9 @@ type Session struct {
 	// takes turns, or it ended outside a turn (an expiry, a reset) and no
 	// turn of its tool has said so yet.
 	Open bool
+	// ContractVersion is the version of the tool's contract the session
+	// runs on: the one it started with, or the one a migration moved it to.
+	ContractVersion string
 }
 
 // lastUse is the time of the session's last turn; for a session stored
@@ -174,6 +177,8 @@ type TurnRecord struct {
 	// Response is the engine's response as JSON, returned again on a retry.
 	Response []byte
 	At       time.Time
+	// ContractVersion is the contract version the turn ran on.
+	ContractVersion string
 }
 
 // ChangeRecord is one slot change in the history: the audit trail.
@@ -186,6 +191,9 @@ type ChangeRecord struct {
 	New       any
 	Decision  merge.Decision
 	At        time.Time
+	// Note says why a change made outside the user's arguments was made:
+	// a move to a new contract version names both versions.
+	Note string
 }
 
 // Commit is what one unit of work writes.

@@ -258,7 +258,7 @@ func lintValueLabels(p *contract.Property, labels *jsontree.Object, ptr string, 
 var unsupportedRegex = regexp.MustCompile(`\(\?[=!<]|\\[1-9]|\\b|\\B`)
 
 var (
-	rootExtensionKeys     = []string{"name", "confirm", "confirm_text", "stale_after", "ttl", "time_zone", "default_locale", "carry_over", "exclusive", "label", "output", "partial"}
+	rootExtensionKeys     = []string{"name", "confirm", "confirm_text", "stale_after", "ttl", "time_zone", "default_locale", "carry_over", "exclusive", "label", "output", "partial", "upgrade"}
 	propertyExtensionKeys = []string{"normalize", "irreversible", "sensitive", "ask", "label", "expected", "synonyms", "max_attempts", "currency", "currency_slot", "scale", "digits", "date_range", "value_labels"}
 )
 

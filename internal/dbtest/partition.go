@@ -14,7 +14,7 @@ import (
 
 // partitionVersion is hashed into the partitioned template's name: raise it
 // when Partition changes what it builds.
-const partitionVersion = 1
+const partitionVersion = 2
 
 // Partitions is how many hash partitions each table of a partitioned
 // database has.
@@ -24,6 +24,11 @@ const Partitions = 4
 // partitioned (and distributed) by tenant alone: the erasure records keep a
 // hash of the id they erased, never the id.
 var TenantKeyed = []string{"erasures"}
+
+// Reference are the slotd tables that are not partitioned: small, read by
+// key, and replicated to every node when distributed (Citus reference
+// tables). The contract versions replicas loaded are one.
+var Reference = []string{"contract_versions"}
 
 // ConversationKey is the partition key of every other slotd table.
 var ConversationKey = []string{"tenant", "conversation_id"}
@@ -73,6 +78,7 @@ func partition(ctx context.Context, tx pgx.Tx) error {
 		return fmt.Errorf("partition: no tables to partition")
 	}
 	var tables []*tableDDL
+	names = slices.DeleteFunc(names, func(n string) bool { return slices.Contains(Reference, n) })
 	for _, name := range names {
 		t, err := readTable(ctx, tx, name)
 		if err != nil {

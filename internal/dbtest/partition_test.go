@@ -75,6 +75,12 @@ func TestPartitionedDatabaseHasTheMigratedSchema(t *testing.T) {
 	tables := 0
 	if _, err := pgx.ForEachRow(rows, []any{&name, &kind, &key, &parts}, func() error {
 		tables++
+		if slices.Contains(Reference, name) {
+			if kind != "r" || parts != 0 {
+				t.Errorf("reference table %s: kind %s, %d partitions; want a plain table", name, kind, parts)
+			}
+			return nil
+		}
 		wantKey := "HASH (" + strings.Join(PartitionKey(name), ", ") + ")"
 		if kind != "p" || key != wantKey || parts != Partitions {
 			t.Errorf("table %s: kind %s, key %q, %d partitions; want partitioned by %s in %d", name, kind, key, parts, wantKey, Partitions)

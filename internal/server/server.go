@@ -222,20 +222,23 @@ func (c Config) Validate() error {
 
 // Server is a running slotd.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	lis     net.Listener
-	grpc    *grpc.Server
-	certs   *certs.Source // nil without TLS
-	guard   *api.Guard
-	health  *health.Server
-	store   session.Store
-	pool    *pgxpool.Pool
-	engine  *session.Engine
-	gw      *gateway
-	locals  *locals // the gateway's and MCP's paths to the services
-	obs     *observer
-	console *console.Console // nil when off
+	cfg    Config
+	log    *slog.Logger
+	lis    net.Listener
+	grpc   *grpc.Server
+	certs  *certs.Source // nil without TLS
+	guard  *api.Guard
+	health *health.Server
+	store  session.Store
+	pool   *pgxpool.Pool
+	engine *session.Engine
+	// versions serves every stored version of a tool's contract
+	// (versions.go); nil for a store that keeps none.
+	versions *session.Versions
+	gw       *gateway
+	locals   *locals // the gateway's and MCP's paths to the services
+	obs      *observer
+	console  *console.Console // nil when off
 
 	migrated chan struct{}
 }
@@ -281,6 +284,13 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	s.obs.watchPool(s)
 	s.engine = session.NewEngine(s.obs.m.Store(s.store), cat, cfg.Session)
+	s.useVersions()
+	if cfg.Store == "memory" {
+		if err := s.registerVersions(context.Background()); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
 
 	if s.lis, err = listen(cfg.Listen); err != nil {
 		s.close()
@@ -482,6 +492,9 @@ func (s *Server) migrate(ctx context.Context) error {
 	for attempt := 0; ; attempt++ {
 		mctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		v, err := migrations.Up(mctx, s.pool)
+		if err == nil {
+			err = s.registerVersions(mctx)
+		}
 		cancel()
 		if err == nil {
 			s.log.Info("schema migrated", "version", v)

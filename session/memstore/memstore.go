@@ -22,6 +22,8 @@ type Store struct {
 	turns    map[string][]session.TurnRecord
 	changes  map[string][]session.ChangeRecord
 	erasures []session.Erasure
+	// contracts are the contract versions registered (versions.go).
+	contracts versions
 }
 
 type conversation struct {

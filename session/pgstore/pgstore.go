@@ -251,7 +251,7 @@ func commitBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
 }
 
 const sessionColumns = `s.id, s.tenant, s.conversation_id, s.tool, s.status, s.version, s.state,
-	s.last_action, s.approved_key, s.locale, s.time_zone, s.created_at, s.updated_at, s.ended_at, s.open`
+	s.last_action, s.approved_key, s.locale, s.time_zone, s.created_at, s.updated_at, s.ended_at, s.open, s.contract_version`
 
 const (
 	// ensureConversation makes sure the row to lock exists; a concurrent
@@ -285,21 +285,21 @@ const (
 	selectByID = `SELECT ` + sessionColumns + ` FROM sessions s
 		WHERE s.id = $1 AND s.tenant = $2 AND ($3 = '' OR s.conversation_id = $3)`
 	upsertSession = `INSERT INTO sessions (id, tenant, conversation_id, tool, status, version, state,
-			last_action, approved_key, locale, time_zone, created_at, updated_at, ended_at, open)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+			last_action, approved_key, locale, time_zone, created_at, updated_at, ended_at, open, contract_version)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 		ON CONFLICT (tenant, conversation_id, id) DO UPDATE SET status = EXCLUDED.status,
 			version = CASE WHEN sessions.version = EXCLUDED.version - 1 THEN EXCLUDED.version ELSE -1 END,
 			state = EXCLUDED.state, last_action = EXCLUDED.last_action,
 			approved_key = EXCLUDED.approved_key, locale = EXCLUDED.locale,
 			time_zone = EXCLUDED.time_zone, updated_at = EXCLUDED.updated_at, ended_at = EXCLUDED.ended_at,
-			open = EXCLUDED.open`
-	insertTurn = `INSERT INTO turns (tenant, conversation_id, turn_id, session_id, tool, version, action, request, response, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
-	insertChange = `INSERT INTO slot_changes (tenant, conversation_id, session_id, version, ord, turn_id, slot, old_value, new_value, decision, created_at)
+			open = EXCLUDED.open, contract_version = EXCLUDED.contract_version`
+	insertTurn = `INSERT INTO turns (tenant, conversation_id, turn_id, session_id, tool, version, action, request, response, created_at, contract_version)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
-	selectTurns = `SELECT turn_id, session_id, version, action, request, response, created_at
+	insertChange = `INSERT INTO slot_changes (tenant, conversation_id, session_id, version, ord, turn_id, slot, old_value, new_value, decision, created_at, note)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+	selectTurns = `SELECT turn_id, session_id, version, action, request, response, created_at, contract_version
 		FROM turns WHERE tenant = $1 AND conversation_id = $2 AND session_id = $3 ORDER BY version`
-	selectChanges = `SELECT session_id, version, coalesce(turn_id, ''), slot, old_value, new_value, decision, created_at
+	selectChanges = `SELECT session_id, version, coalesce(turn_id, ''), slot, old_value, new_value, decision, created_at, coalesce(note, '')
 		FROM slot_changes WHERE tenant = $1 AND conversation_id = $2 AND session_id = $3 ORDER BY version, ord`
 )
 
@@ -415,7 +415,7 @@ func writeBatch(key session.Key, c *session.Commit) (*pgx.Batch, error) {
 			return nil, err
 		}
 		b.Queue(upsertSession, s.ID, s.Key.Tenant, s.Key.ConversationID, s.Tool, string(s.Status), s.Version,
-			string(state), s.LastAction, s.ApprovedKey, s.Locale, s.TimeZone, s.CreatedAt, s.UpdatedAt, nullTime(s.EndedAt), s.Open)
+			string(state), s.LastAction, s.ApprovedKey, s.Locale, s.TimeZone, s.CreatedAt, s.UpdatedAt, nullTime(s.EndedAt), s.Open, s.ContractVersion)
 	}
 	if t := c.Turn; t != nil {
 		tool := ""
@@ -423,7 +423,7 @@ func writeBatch(key session.Key, c *session.Commit) (*pgx.Batch, error) {
 			tool = c.Session.Tool
 		}
 		b.Queue(insertTurn, key.Tenant, key.ConversationID, t.ID, t.SessionID, tool, t.Version, t.Action,
-			string(t.Request), string(t.Response), t.At)
+			string(t.Request), string(t.Response), t.At, t.ContractVersion)
 	}
 	// ords number the changes of each session version.
 	type version struct {
@@ -447,7 +447,11 @@ func writeBatch(key session.Key, c *session.Commit) (*pgx.Batch, error) {
 		if ch.TurnID != "" {
 			turnID = &ch.TurnID
 		}
-		b.Queue(insertChange, key.Tenant, key.ConversationID, ch.SessionID, ch.Version, ord, turnID, ch.Slot, old, nu, string(ch.Decision), ch.At)
+		var note *string
+		if ch.Note != "" {
+			note = &ch.Note
+		}
+		b.Queue(insertChange, key.Tenant, key.ConversationID, ch.SessionID, ch.Version, ord, turnID, ch.Slot, old, nu, string(ch.Decision), ch.At, note)
 	}
 	return b, nil
 }
@@ -586,7 +590,7 @@ func (st *Store) History(ctx context.Context, l session.Lookup) (*session.Histor
 	}
 	for rows.Next() {
 		var t session.TurnRecord
-		if err := rows.Scan(&t.ID, &t.SessionID, &t.Version, &t.Action, &t.Request, &t.Response, &t.At); err != nil {
+		if err := rows.Scan(&t.ID, &t.SessionID, &t.Version, &t.Action, &t.Request, &t.Response, &t.At, &t.ContractVersion); err != nil {
 			rows.Close()
 			return nil, interpret(err)
 		}
@@ -604,7 +608,7 @@ func (st *Store) History(ctx context.Context, l session.Lookup) (*session.Histor
 		var ch session.ChangeRecord
 		var old, nu []byte
 		var decision string
-		if err := rows.Scan(&ch.SessionID, &ch.Version, &ch.TurnID, &ch.Slot, &old, &nu, &decision, &ch.At); err != nil {
+		if err := rows.Scan(&ch.SessionID, &ch.Version, &ch.TurnID, &ch.Slot, &old, &nu, &decision, &ch.At, &ch.Note); err != nil {
 			return nil, interpret(err)
 		}
 		ch.Decision = merge.Decision(decision)
@@ -642,7 +646,7 @@ func scanSession(row pgx.Row) (*session.Session, error) {
 	var state []byte
 	var ended *time.Time
 	err := row.Scan(&s.ID, &s.Key.Tenant, &s.Key.ConversationID, &s.Tool, &status, &s.Version, &state,
-		&s.LastAction, &s.ApprovedKey, &s.Locale, &s.TimeZone, &s.CreatedAt, &s.UpdatedAt, &ended, &s.Open)
+		&s.LastAction, &s.ApprovedKey, &s.Locale, &s.TimeZone, &s.CreatedAt, &s.UpdatedAt, &ended, &s.Open, &s.ContractVersion)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, session.ErrNotFound
 	}

@@ -131,6 +131,8 @@ const (
 	Decision_DECISION_DISCARDED Decision = 9
 	// The value was removed by a reset.
 	Decision_DECISION_CLEARED Decision = 10
+	// A newer contract version took the value over (x-slotd.upgrade: migrate).
+	Decision_DECISION_MIGRATED Decision = 11
 )
 
 // Enum value maps for Decision.
@@ -147,6 +149,7 @@ var (
 		8:  "DECISION_CONFIRMED",
 		9:  "DECISION_DISCARDED",
 		10: "DECISION_CLEARED",
+		11: "DECISION_MIGRATED",
 	}
 	Decision_value = map[string]int32{
 		"DECISION_UNSPECIFIED":  0,
@@ -160,6 +163,7 @@ var (
 		"DECISION_CONFIRMED":    8,
 		"DECISION_DISCARDED":    9,
 		"DECISION_CLEARED":      10,
+		"DECISION_MIGRATED":     11,
 	}
 )
 
@@ -496,6 +500,9 @@ type TurnResponse struct {
 	// says what it holds and what it still needs.
 	Resumed       bool       `protobuf:"varint,12,opt,name=resumed,proto3" json:"resumed,omitempty"`
 	EndedSessions []*Session `protobuf:"bytes,13,rep,name=ended_sessions,json=endedSessions,proto3" json:"ended_sessions,omitempty"`
+	// How this turn moved the session to a newer version of its tool's
+	// contract (x-slotd.upgrade: migrate); notice says so to the user.
+	Migration     *Migration `protobuf:"bytes,14,opt,name=migration,proto3" json:"migration,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -621,6 +628,94 @@ func (x *TurnResponse) GetEndedSessions() []*Session {
 	return nil
 }
 
+func (x *TurnResponse) GetMigration() *Migration {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
+// Migration is a session's move from one contract version to a newer one.
+type Migration struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	FromVersion string                 `protobuf:"bytes,1,opt,name=from_version,json=fromVersion,proto3" json:"from_version,omitempty"`
+	ToVersion   string                 `protobuf:"bytes,2,opt,name=to_version,json=toVersion,proto3" json:"to_version,omitempty"`
+	// Slots the new version no longer has: their values were dropped.
+	Dropped []string `protobuf:"bytes,3,rep,name=dropped,proto3" json:"dropped,omitempty"`
+	// Slots whose values the new version refuses: asked again, with the
+	// allowed values in problem.
+	Refused []string `protobuf:"bytes,4,rep,name=refused,proto3" json:"refused,omitempty"`
+	// Slots the new version made irreversible: re-confirmed before approval.
+	Reconfirm     []string `protobuf:"bytes,5,rep,name=reconfirm,proto3" json:"reconfirm,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Migration) Reset() {
+	*x = Migration{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Migration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Migration) ProtoMessage() {}
+
+func (x *Migration) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Migration.ProtoReflect.Descriptor instead.
+func (*Migration) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Migration) GetFromVersion() string {
+	if x != nil {
+		return x.FromVersion
+	}
+	return ""
+}
+
+func (x *Migration) GetToVersion() string {
+	if x != nil {
+		return x.ToVersion
+	}
+	return ""
+}
+
+func (x *Migration) GetDropped() []string {
+	if x != nil {
+		return x.Dropped
+	}
+	return nil
+}
+
+func (x *Migration) GetRefused() []string {
+	if x != nil {
+		return x.Refused
+	}
+	return nil
+}
+
+func (x *Migration) GetReconfirm() []string {
+	if x != nil {
+		return x.Reconfirm
+	}
+	return nil
+}
+
 // OpenSession is one of a conversation's other open sessions.
 type OpenSession struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -637,7 +732,7 @@ type OpenSession struct {
 
 func (x *OpenSession) Reset() {
 	*x = OpenSession{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[3]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -649,7 +744,7 @@ func (x *OpenSession) String() string {
 func (*OpenSession) ProtoMessage() {}
 
 func (x *OpenSession) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[3]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -662,7 +757,7 @@ func (x *OpenSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenSession.ProtoReflect.Descriptor instead.
 func (*OpenSession) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{3}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *OpenSession) GetTool() string {
@@ -721,14 +816,18 @@ type Session struct {
 	EndedAt   *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
 	// Failed attempts per slot (refused values and repairs) since its last
 	// accepted value.
-	Attempts      map[string]int32 `protobuf:"bytes,14,rep,name=attempts,proto3" json:"attempts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Attempts map[string]int32 `protobuf:"bytes,14,rep,name=attempts,proto3" json:"attempts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// The version of the tool's contract the session runs on (its content
+	// hash, as ListContracts shows it): the one it started with, or the one
+	// a migration moved it to.
+	ContractVersion string `protobuf:"bytes,15,opt,name=contract_version,json=contractVersion,proto3" json:"contract_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Session) Reset() {
 	*x = Session{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[4]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -740,7 +839,7 @@ func (x *Session) String() string {
 func (*Session) ProtoMessage() {}
 
 func (x *Session) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[4]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -753,7 +852,7 @@ func (x *Session) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Session.ProtoReflect.Descriptor instead.
 func (*Session) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{4}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Session) GetId() string {
@@ -854,6 +953,13 @@ func (x *Session) GetAttempts() map[string]int32 {
 	return nil
 }
 
+func (x *Session) GetContractVersion() string {
+	if x != nil {
+		return x.ContractVersion
+	}
+	return ""
+}
+
 type PendingChange struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Slot          string                 `protobuf:"bytes,1,opt,name=slot,proto3" json:"slot,omitempty"`
@@ -865,7 +971,7 @@ type PendingChange struct {
 
 func (x *PendingChange) Reset() {
 	*x = PendingChange{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[5]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -877,7 +983,7 @@ func (x *PendingChange) String() string {
 func (*PendingChange) ProtoMessage() {}
 
 func (x *PendingChange) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[5]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -890,7 +996,7 @@ func (x *PendingChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingChange.ProtoReflect.Descriptor instead.
 func (*PendingChange) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{5}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PendingChange) GetSlot() string {
@@ -933,7 +1039,7 @@ type Question struct {
 
 func (x *Question) Reset() {
 	*x = Question{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[6]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -945,7 +1051,7 @@ func (x *Question) String() string {
 func (*Question) ProtoMessage() {}
 
 func (x *Question) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[6]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -958,7 +1064,7 @@ func (x *Question) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Question.ProtoReflect.Descriptor instead.
 func (*Question) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{6}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Question) GetSlot() string {
@@ -1017,7 +1123,7 @@ type Change struct {
 
 func (x *Change) Reset() {
 	*x = Change{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[7]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1029,7 +1135,7 @@ func (x *Change) String() string {
 func (*Change) ProtoMessage() {}
 
 func (x *Change) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[7]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1042,7 +1148,7 @@ func (x *Change) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Change.ProtoReflect.Descriptor instead.
 func (*Change) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{7}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Change) GetSlot() string {
@@ -1098,7 +1204,7 @@ type Problem struct {
 
 func (x *Problem) Reset() {
 	*x = Problem{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[8]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1110,7 +1216,7 @@ func (x *Problem) String() string {
 func (*Problem) ProtoMessage() {}
 
 func (x *Problem) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[8]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1123,7 +1229,7 @@ func (x *Problem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Problem.ProtoReflect.Descriptor instead.
 func (*Problem) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{8}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Problem) GetType() string {
@@ -1205,7 +1311,7 @@ type FieldError struct {
 
 func (x *FieldError) Reset() {
 	*x = FieldError{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[9]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1323,7 @@ func (x *FieldError) String() string {
 func (*FieldError) ProtoMessage() {}
 
 func (x *FieldError) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[9]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1336,7 @@ func (x *FieldError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldError.ProtoReflect.Descriptor instead.
 func (*FieldError) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{9}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *FieldError) GetPointer() string {
@@ -1281,7 +1387,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[10]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1293,7 +1399,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[10]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1306,7 +1412,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{10}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetSessionRequest) GetConversationId() string {
@@ -1339,7 +1445,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[11]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1351,7 +1457,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[11]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1364,7 +1470,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{11}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetSessionResponse) GetSession() *Session {
@@ -1387,7 +1493,7 @@ type ResetSessionRequest struct {
 
 func (x *ResetSessionRequest) Reset() {
 	*x = ResetSessionRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[12]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1399,7 +1505,7 @@ func (x *ResetSessionRequest) String() string {
 func (*ResetSessionRequest) ProtoMessage() {}
 
 func (x *ResetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[12]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1412,7 +1518,7 @@ func (x *ResetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetSessionRequest.ProtoReflect.Descriptor instead.
 func (*ResetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{12}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ResetSessionRequest) GetConversationId() string {
@@ -1448,7 +1554,7 @@ type ResetSessionResponse struct {
 
 func (x *ResetSessionResponse) Reset() {
 	*x = ResetSessionResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[13]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1460,7 +1566,7 @@ func (x *ResetSessionResponse) String() string {
 func (*ResetSessionResponse) ProtoMessage() {}
 
 func (x *ResetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[13]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1473,7 +1579,7 @@ func (x *ResetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetSessionResponse.ProtoReflect.Descriptor instead.
 func (*ResetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{13}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ResetSessionResponse) GetSession() *Session {
@@ -1511,7 +1617,7 @@ type BackendFailure struct {
 
 func (x *BackendFailure) Reset() {
 	*x = BackendFailure{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[14]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1523,7 +1629,7 @@ func (x *BackendFailure) String() string {
 func (*BackendFailure) ProtoMessage() {}
 
 func (x *BackendFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[14]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1536,7 +1642,7 @@ func (x *BackendFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackendFailure.ProtoReflect.Descriptor instead.
 func (*BackendFailure) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{14}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *BackendFailure) GetKind() FailureKind {
@@ -1581,7 +1687,7 @@ type CompleteSessionRequest struct {
 
 func (x *CompleteSessionRequest) Reset() {
 	*x = CompleteSessionRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[15]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1593,7 +1699,7 @@ func (x *CompleteSessionRequest) String() string {
 func (*CompleteSessionRequest) ProtoMessage() {}
 
 func (x *CompleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[15]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1606,7 +1712,7 @@ func (x *CompleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*CompleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{15}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CompleteSessionRequest) GetConversationId() string {
@@ -1703,7 +1809,7 @@ type CompleteSessionResponse struct {
 
 func (x *CompleteSessionResponse) Reset() {
 	*x = CompleteSessionResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[16]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1715,7 +1821,7 @@ func (x *CompleteSessionResponse) String() string {
 func (*CompleteSessionResponse) ProtoMessage() {}
 
 func (x *CompleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[16]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1728,7 +1834,7 @@ func (x *CompleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*CompleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{16}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CompleteSessionResponse) GetSession() *Session {
@@ -1771,7 +1877,7 @@ type GetToolSchemaRequest struct {
 
 func (x *GetToolSchemaRequest) Reset() {
 	*x = GetToolSchemaRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[17]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1783,7 +1889,7 @@ func (x *GetToolSchemaRequest) String() string {
 func (*GetToolSchemaRequest) ProtoMessage() {}
 
 func (x *GetToolSchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[17]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1796,7 +1902,7 @@ func (x *GetToolSchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolSchemaRequest.ProtoReflect.Descriptor instead.
 func (*GetToolSchemaRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{17}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetToolSchemaRequest) GetTool() string {
@@ -1828,7 +1934,7 @@ type GetToolSchemaResponse struct {
 
 func (x *GetToolSchemaResponse) Reset() {
 	*x = GetToolSchemaResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[18]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1840,7 +1946,7 @@ func (x *GetToolSchemaResponse) String() string {
 func (*GetToolSchemaResponse) ProtoMessage() {}
 
 func (x *GetToolSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[18]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1853,7 +1959,7 @@ func (x *GetToolSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolSchemaResponse.ProtoReflect.Descriptor instead.
 func (*GetToolSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{18}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetToolSchemaResponse) GetName() string {
@@ -1907,7 +2013,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[19]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1919,7 +2025,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[19]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1932,7 +2038,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{19}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListSessionsRequest) GetStatus() SessionStatus {
@@ -1987,7 +2093,7 @@ type SessionSummary struct {
 
 func (x *SessionSummary) Reset() {
 	*x = SessionSummary{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[20]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1999,7 +2105,7 @@ func (x *SessionSummary) String() string {
 func (*SessionSummary) ProtoMessage() {}
 
 func (x *SessionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[20]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2012,7 +2118,7 @@ func (x *SessionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSummary.ProtoReflect.Descriptor instead.
 func (*SessionSummary) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{20}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SessionSummary) GetSession() *Session {
@@ -2039,7 +2145,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[21]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2051,7 +2157,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[21]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2064,7 +2170,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{21}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -2095,7 +2201,7 @@ type ResetStaleSessionsRequest struct {
 
 func (x *ResetStaleSessionsRequest) Reset() {
 	*x = ResetStaleSessionsRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[22]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2107,7 +2213,7 @@ func (x *ResetStaleSessionsRequest) String() string {
 func (*ResetStaleSessionsRequest) ProtoMessage() {}
 
 func (x *ResetStaleSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[22]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2120,7 +2226,7 @@ func (x *ResetStaleSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetStaleSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ResetStaleSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{22}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ResetStaleSessionsRequest) GetIdleLongerThan() *durationpb.Duration {
@@ -2161,7 +2267,7 @@ type ResetStaleSessionsResponse struct {
 
 func (x *ResetStaleSessionsResponse) Reset() {
 	*x = ResetStaleSessionsResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[23]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2173,7 +2279,7 @@ func (x *ResetStaleSessionsResponse) String() string {
 func (*ResetStaleSessionsResponse) ProtoMessage() {}
 
 func (x *ResetStaleSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[23]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2186,7 +2292,7 @@ func (x *ResetStaleSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetStaleSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ResetStaleSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{23}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ResetStaleSessionsResponse) GetSessionIds() []string {
@@ -2214,7 +2320,7 @@ type PurgeSessionsRequest struct {
 
 func (x *PurgeSessionsRequest) Reset() {
 	*x = PurgeSessionsRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[24]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2226,7 +2332,7 @@ func (x *PurgeSessionsRequest) String() string {
 func (*PurgeSessionsRequest) ProtoMessage() {}
 
 func (x *PurgeSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[24]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2239,7 +2345,7 @@ func (x *PurgeSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeSessionsRequest.ProtoReflect.Descriptor instead.
 func (*PurgeSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{24}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PurgeSessionsRequest) GetEndedLongerThan() *durationpb.Duration {
@@ -2273,7 +2379,7 @@ type PurgeSessionsResponse struct {
 
 func (x *PurgeSessionsResponse) Reset() {
 	*x = PurgeSessionsResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[25]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2285,7 +2391,7 @@ func (x *PurgeSessionsResponse) String() string {
 func (*PurgeSessionsResponse) ProtoMessage() {}
 
 func (x *PurgeSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[25]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2298,7 +2404,7 @@ func (x *PurgeSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeSessionsResponse.ProtoReflect.Descriptor instead.
 func (*PurgeSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{25}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PurgeSessionsResponse) GetSessionIds() []string {
@@ -2328,7 +2434,7 @@ type EraseConversationRequest struct {
 
 func (x *EraseConversationRequest) Reset() {
 	*x = EraseConversationRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[26]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2340,7 +2446,7 @@ func (x *EraseConversationRequest) String() string {
 func (*EraseConversationRequest) ProtoMessage() {}
 
 func (x *EraseConversationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[26]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2353,7 +2459,7 @@ func (x *EraseConversationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EraseConversationRequest.ProtoReflect.Descriptor instead.
 func (*EraseConversationRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{26}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *EraseConversationRequest) GetTenant() string {
@@ -2388,7 +2494,7 @@ type EraseConversationResponse struct {
 
 func (x *EraseConversationResponse) Reset() {
 	*x = EraseConversationResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[27]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2400,7 +2506,7 @@ func (x *EraseConversationResponse) String() string {
 func (*EraseConversationResponse) ProtoMessage() {}
 
 func (x *EraseConversationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[27]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2413,7 +2519,7 @@ func (x *EraseConversationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EraseConversationResponse.ProtoReflect.Descriptor instead.
 func (*EraseConversationResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{27}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *EraseConversationResponse) GetFound() bool {
@@ -2469,7 +2575,7 @@ type GetSessionHistoryRequest struct {
 
 func (x *GetSessionHistoryRequest) Reset() {
 	*x = GetSessionHistoryRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[28]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2481,7 +2587,7 @@ func (x *GetSessionHistoryRequest) String() string {
 func (*GetSessionHistoryRequest) ProtoMessage() {}
 
 func (x *GetSessionHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[28]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2494,7 +2600,7 @@ func (x *GetSessionHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{28}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetSessionHistoryRequest) GetConversationId() string {
@@ -2532,14 +2638,16 @@ type HistoryTurn struct {
 	Action  Action                 `protobuf:"varint,3,opt,name=action,proto3,enum=slotd.v1.Action" json:"action,omitempty"`
 	At      *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=at,proto3" json:"at,omitempty"`
 	// The request as received, with card numbers and sensitive values masked.
-	Request       *structpb.Struct `protobuf:"bytes,5,opt,name=request,proto3" json:"request,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Request *structpb.Struct `protobuf:"bytes,5,opt,name=request,proto3" json:"request,omitempty"`
+	// The contract version the turn ran on.
+	ContractVersion string `protobuf:"bytes,6,opt,name=contract_version,json=contractVersion,proto3" json:"contract_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *HistoryTurn) Reset() {
 	*x = HistoryTurn{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[29]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2551,7 +2659,7 @@ func (x *HistoryTurn) String() string {
 func (*HistoryTurn) ProtoMessage() {}
 
 func (x *HistoryTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[29]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2564,7 +2672,7 @@ func (x *HistoryTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryTurn.ProtoReflect.Descriptor instead.
 func (*HistoryTurn) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{29}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *HistoryTurn) GetTurnId() string {
@@ -2602,6 +2710,13 @@ func (x *HistoryTurn) GetRequest() *structpb.Struct {
 	return nil
 }
 
+func (x *HistoryTurn) GetContractVersion() string {
+	if x != nil {
+		return x.ContractVersion
+	}
+	return ""
+}
+
 type HistoryChange struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Slot     string                 `protobuf:"bytes,1,opt,name=slot,proto3" json:"slot,omitempty"`
@@ -2609,16 +2724,19 @@ type HistoryChange struct {
 	New      *structpb.Value        `protobuf:"bytes,3,opt,name=new,proto3" json:"new,omitempty"`
 	Decision Decision               `protobuf:"varint,4,opt,name=decision,proto3,enum=slotd.v1.Decision" json:"decision,omitempty"`
 	// Empty for changes made outside a turn (reset, expiry).
-	TurnId        string                 `protobuf:"bytes,5,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
-	Version       int64                  `protobuf:"varint,6,opt,name=version,proto3" json:"version,omitempty"`
-	At            *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=at,proto3" json:"at,omitempty"`
+	TurnId  string                 `protobuf:"bytes,5,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	Version int64                  `protobuf:"varint,6,opt,name=version,proto3" json:"version,omitempty"`
+	At      *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=at,proto3" json:"at,omitempty"`
+	// Why a change made outside the user's arguments was made: a move to a
+	// new contract version names both versions.
+	Note          string `protobuf:"bytes,8,opt,name=note,proto3" json:"note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HistoryChange) Reset() {
 	*x = HistoryChange{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[30]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2630,7 +2748,7 @@ func (x *HistoryChange) String() string {
 func (*HistoryChange) ProtoMessage() {}
 
 func (x *HistoryChange) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[30]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2643,7 +2761,7 @@ func (x *HistoryChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryChange.ProtoReflect.Descriptor instead.
 func (*HistoryChange) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{30}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *HistoryChange) GetSlot() string {
@@ -2695,6 +2813,13 @@ func (x *HistoryChange) GetAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *HistoryChange) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
 type GetSessionHistoryResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Session       *Session               `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
@@ -2706,7 +2831,7 @@ type GetSessionHistoryResponse struct {
 
 func (x *GetSessionHistoryResponse) Reset() {
 	*x = GetSessionHistoryResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[31]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2718,7 +2843,7 @@ func (x *GetSessionHistoryResponse) String() string {
 func (*GetSessionHistoryResponse) ProtoMessage() {}
 
 func (x *GetSessionHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[31]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2731,7 +2856,7 @@ func (x *GetSessionHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{31}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetSessionHistoryResponse) GetSession() *Session {
@@ -2763,7 +2888,7 @@ type ListContractsRequest struct {
 
 func (x *ListContractsRequest) Reset() {
 	*x = ListContractsRequest{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[32]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2775,7 +2900,7 @@ func (x *ListContractsRequest) String() string {
 func (*ListContractsRequest) ProtoMessage() {}
 
 func (x *ListContractsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[32]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2788,7 +2913,7 @@ func (x *ListContractsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContractsRequest.ProtoReflect.Descriptor instead.
 func (*ListContractsRequest) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{32}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{33}
 }
 
 type ListContractsResponse struct {
@@ -2800,7 +2925,7 @@ type ListContractsResponse struct {
 
 func (x *ListContractsResponse) Reset() {
 	*x = ListContractsResponse{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[33]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2812,7 +2937,7 @@ func (x *ListContractsResponse) String() string {
 func (*ListContractsResponse) ProtoMessage() {}
 
 func (x *ListContractsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[33]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2825,7 +2950,7 @@ func (x *ListContractsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContractsResponse.ProtoReflect.Descriptor instead.
 func (*ListContractsResponse) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{33}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListContractsResponse) GetContracts() []*ContractInfo {
@@ -2848,7 +2973,7 @@ type ContractInfo struct {
 
 func (x *ContractInfo) Reset() {
 	*x = ContractInfo{}
-	mi := &file_slotd_v1_slotd_proto_msgTypes[34]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2860,7 +2985,7 @@ func (x *ContractInfo) String() string {
 func (*ContractInfo) ProtoMessage() {}
 
 func (x *ContractInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_slotd_v1_slotd_proto_msgTypes[34]
+	mi := &file_slotd_v1_slotd_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2873,7 +2998,7 @@ func (x *ContractInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContractInfo.ProtoReflect.Descriptor instead.
 func (*ContractInfo) Descriptor() ([]byte, []int) {
-	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{34}
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ContractInfo) GetName() string {
@@ -2919,7 +3044,7 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\ttime_zone\x18\a \x01(\tR\btimeZone\x12,\n" +
 	"\x03now\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x03now\"&\n" +
 	"\fConfirmation\x12\x16\n" +
-	"\x06accept\x18\x01 \x01(\bR\x06accept\"\xcd\x04\n" +
+	"\x06accept\x18\x01 \x01(\bR\x06accept\"\x80\x05\n" +
 	"\fTurnResponse\x12+\n" +
 	"\asession\x18\x01 \x01(\v2\x11.slotd.v1.SessionR\asession\x12(\n" +
 	"\x06action\x18\x02 \x01(\x0e2\x10.slotd.v1.ActionR\x06action\x12.\n" +
@@ -2934,7 +3059,15 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	" \x01(\tR\x06notice\x12:\n" +
 	"\ropen_sessions\x18\v \x03(\v2\x15.slotd.v1.OpenSessionR\fopenSessions\x12\x18\n" +
 	"\aresumed\x18\f \x01(\bR\aresumed\x128\n" +
-	"\x0eended_sessions\x18\r \x03(\v2\x11.slotd.v1.SessionR\rendedSessions\"\xc8\x01\n" +
+	"\x0eended_sessions\x18\r \x03(\v2\x11.slotd.v1.SessionR\rendedSessions\x121\n" +
+	"\tmigration\x18\x0e \x01(\v2\x13.slotd.v1.MigrationR\tmigration\"\x9f\x01\n" +
+	"\tMigration\x12!\n" +
+	"\ffrom_version\x18\x01 \x01(\tR\vfromVersion\x12\x1d\n" +
+	"\n" +
+	"to_version\x18\x02 \x01(\tR\ttoVersion\x12\x18\n" +
+	"\adropped\x18\x03 \x03(\tR\adropped\x12\x18\n" +
+	"\arefused\x18\x04 \x03(\tR\arefused\x12\x1c\n" +
+	"\treconfirm\x18\x05 \x03(\tR\treconfirm\"\xc8\x01\n" +
 	"\vOpenSession\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1d\n" +
 	"\n" +
@@ -2943,7 +3076,7 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\vlast_action\x18\x04 \x01(\x0e2\x10.slotd.v1.ActionR\n" +
 	"lastAction\x129\n" +
 	"\n" +
-	"updated_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xf9\x04\n" +
+	"updated_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xa4\x05\n" +
 	"\aSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x0fconversation_id\x18\x02 \x01(\tR\x0econversationId\x12\x12\n" +
@@ -2961,7 +3094,8 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x125\n" +
 	"\bended_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12;\n" +
-	"\battempts\x18\x0e \x03(\v2\x1f.slotd.v1.Session.AttemptsEntryR\battempts\x1a;\n" +
+	"\battempts\x18\x0e \x03(\v2\x1f.slotd.v1.Session.AttemptsEntryR\battempts\x12)\n" +
+	"\x10contract_version\x18\x0f \x01(\tR\x0fcontractVersion\x1a;\n" +
 	"\rAttemptsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"w\n" +
@@ -3091,13 +3225,14 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x16\n" +
 	"\x06tenant\x18\x03 \x01(\tR\x06tenant\x12\x12\n" +
-	"\x04tool\x18\x04 \x01(\tR\x04tool\"\xc9\x01\n" +
+	"\x04tool\x18\x04 \x01(\tR\x04tool\"\xf4\x01\n" +
 	"\vHistoryTurn\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x03R\aversion\x12(\n" +
 	"\x06action\x18\x03 \x01(\x0e2\x10.slotd.v1.ActionR\x06action\x12*\n" +
 	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x121\n" +
-	"\arequest\x18\x05 \x01(\v2\x17.google.protobuf.StructR\arequest\"\x86\x02\n" +
+	"\arequest\x18\x05 \x01(\v2\x17.google.protobuf.StructR\arequest\x12)\n" +
+	"\x10contract_version\x18\x06 \x01(\tR\x0fcontractVersion\"\x9a\x02\n" +
 	"\rHistoryChange\x12\x12\n" +
 	"\x04slot\x18\x01 \x01(\tR\x04slot\x12(\n" +
 	"\x03old\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x03old\x12(\n" +
@@ -3105,7 +3240,8 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\bdecision\x18\x04 \x01(\x0e2\x12.slotd.v1.DecisionR\bdecision\x12\x17\n" +
 	"\aturn_id\x18\x05 \x01(\tR\x06turnId\x12\x18\n" +
 	"\aversion\x18\x06 \x01(\x03R\aversion\x12*\n" +
-	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\xa8\x01\n" +
+	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x12\n" +
+	"\x04note\x18\b \x01(\tR\x04note\"\xa8\x01\n" +
 	"\x19GetSessionHistoryResponse\x12+\n" +
 	"\asession\x18\x01 \x01(\v2\x11.slotd.v1.SessionR\asession\x12+\n" +
 	"\x05turns\x18\x02 \x03(\v2\x15.slotd.v1.HistoryTurnR\x05turns\x121\n" +
@@ -3128,7 +3264,7 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\rACTION_REPAIR\x10\x05\x12\x11\n" +
 	"\rACTION_RESUME\x10\x06\x12\x12\n" +
 	"\x0eACTION_HANDOFF\x10\a\x12\x14\n" +
-	"\x10ACTION_CANCELLED\x10\b*\x8f\x02\n" +
+	"\x10ACTION_CANCELLED\x10\b*\xa6\x02\n" +
 	"\bDecision\x12\x18\n" +
 	"\x14DECISION_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fDECISION_FILLED\x10\x01\x12\x16\n" +
@@ -3141,7 +3277,8 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\x12DECISION_CONFIRMED\x10\b\x12\x16\n" +
 	"\x12DECISION_DISCARDED\x10\t\x12\x14\n" +
 	"\x10DECISION_CLEARED\x10\n" +
-	"*\xf5\x01\n" +
+	"\x12\x15\n" +
+	"\x11DECISION_MIGRATED\x10\v*\xf5\x01\n" +
 	"\rSessionStatus\x12\x1e\n" +
 	"\x1aSESSION_STATUS_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15SESSION_STATUS_ACTIVE\x10\x01\x12\x1c\n" +
@@ -3186,7 +3323,7 @@ func file_slotd_v1_slotd_proto_rawDescGZIP() []byte {
 }
 
 var file_slotd_v1_slotd_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_slotd_v1_slotd_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_slotd_v1_slotd_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_slotd_v1_slotd_proto_goTypes = []any{
 	(Action)(0),                        // 0: slotd.v1.Action
 	(Decision)(0),                      // 1: slotd.v1.Decision
@@ -3195,132 +3332,134 @@ var file_slotd_v1_slotd_proto_goTypes = []any{
 	(*TurnRequest)(nil),                // 4: slotd.v1.TurnRequest
 	(*Confirmation)(nil),               // 5: slotd.v1.Confirmation
 	(*TurnResponse)(nil),               // 6: slotd.v1.TurnResponse
-	(*OpenSession)(nil),                // 7: slotd.v1.OpenSession
-	(*Session)(nil),                    // 8: slotd.v1.Session
-	(*PendingChange)(nil),              // 9: slotd.v1.PendingChange
-	(*Question)(nil),                   // 10: slotd.v1.Question
-	(*Change)(nil),                     // 11: slotd.v1.Change
-	(*Problem)(nil),                    // 12: slotd.v1.Problem
-	(*FieldError)(nil),                 // 13: slotd.v1.FieldError
-	(*GetSessionRequest)(nil),          // 14: slotd.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),         // 15: slotd.v1.GetSessionResponse
-	(*ResetSessionRequest)(nil),        // 16: slotd.v1.ResetSessionRequest
-	(*ResetSessionResponse)(nil),       // 17: slotd.v1.ResetSessionResponse
-	(*BackendFailure)(nil),             // 18: slotd.v1.BackendFailure
-	(*CompleteSessionRequest)(nil),     // 19: slotd.v1.CompleteSessionRequest
-	(*CompleteSessionResponse)(nil),    // 20: slotd.v1.CompleteSessionResponse
-	(*GetToolSchemaRequest)(nil),       // 21: slotd.v1.GetToolSchemaRequest
-	(*GetToolSchemaResponse)(nil),      // 22: slotd.v1.GetToolSchemaResponse
-	(*ListSessionsRequest)(nil),        // 23: slotd.v1.ListSessionsRequest
-	(*SessionSummary)(nil),             // 24: slotd.v1.SessionSummary
-	(*ListSessionsResponse)(nil),       // 25: slotd.v1.ListSessionsResponse
-	(*ResetStaleSessionsRequest)(nil),  // 26: slotd.v1.ResetStaleSessionsRequest
-	(*ResetStaleSessionsResponse)(nil), // 27: slotd.v1.ResetStaleSessionsResponse
-	(*PurgeSessionsRequest)(nil),       // 28: slotd.v1.PurgeSessionsRequest
-	(*PurgeSessionsResponse)(nil),      // 29: slotd.v1.PurgeSessionsResponse
-	(*EraseConversationRequest)(nil),   // 30: slotd.v1.EraseConversationRequest
-	(*EraseConversationResponse)(nil),  // 31: slotd.v1.EraseConversationResponse
-	(*GetSessionHistoryRequest)(nil),   // 32: slotd.v1.GetSessionHistoryRequest
-	(*HistoryTurn)(nil),                // 33: slotd.v1.HistoryTurn
-	(*HistoryChange)(nil),              // 34: slotd.v1.HistoryChange
-	(*GetSessionHistoryResponse)(nil),  // 35: slotd.v1.GetSessionHistoryResponse
-	(*ListContractsRequest)(nil),       // 36: slotd.v1.ListContractsRequest
-	(*ListContractsResponse)(nil),      // 37: slotd.v1.ListContractsResponse
-	(*ContractInfo)(nil),               // 38: slotd.v1.ContractInfo
-	nil,                                // 39: slotd.v1.Session.AttemptsEntry
-	(*structpb.Struct)(nil),            // 40: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),      // 41: google.protobuf.Timestamp
-	(*structpb.Value)(nil),             // 42: google.protobuf.Value
-	(*durationpb.Duration)(nil),        // 43: google.protobuf.Duration
+	(*Migration)(nil),                  // 7: slotd.v1.Migration
+	(*OpenSession)(nil),                // 8: slotd.v1.OpenSession
+	(*Session)(nil),                    // 9: slotd.v1.Session
+	(*PendingChange)(nil),              // 10: slotd.v1.PendingChange
+	(*Question)(nil),                   // 11: slotd.v1.Question
+	(*Change)(nil),                     // 12: slotd.v1.Change
+	(*Problem)(nil),                    // 13: slotd.v1.Problem
+	(*FieldError)(nil),                 // 14: slotd.v1.FieldError
+	(*GetSessionRequest)(nil),          // 15: slotd.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),         // 16: slotd.v1.GetSessionResponse
+	(*ResetSessionRequest)(nil),        // 17: slotd.v1.ResetSessionRequest
+	(*ResetSessionResponse)(nil),       // 18: slotd.v1.ResetSessionResponse
+	(*BackendFailure)(nil),             // 19: slotd.v1.BackendFailure
+	(*CompleteSessionRequest)(nil),     // 20: slotd.v1.CompleteSessionRequest
+	(*CompleteSessionResponse)(nil),    // 21: slotd.v1.CompleteSessionResponse
+	(*GetToolSchemaRequest)(nil),       // 22: slotd.v1.GetToolSchemaRequest
+	(*GetToolSchemaResponse)(nil),      // 23: slotd.v1.GetToolSchemaResponse
+	(*ListSessionsRequest)(nil),        // 24: slotd.v1.ListSessionsRequest
+	(*SessionSummary)(nil),             // 25: slotd.v1.SessionSummary
+	(*ListSessionsResponse)(nil),       // 26: slotd.v1.ListSessionsResponse
+	(*ResetStaleSessionsRequest)(nil),  // 27: slotd.v1.ResetStaleSessionsRequest
+	(*ResetStaleSessionsResponse)(nil), // 28: slotd.v1.ResetStaleSessionsResponse
+	(*PurgeSessionsRequest)(nil),       // 29: slotd.v1.PurgeSessionsRequest
+	(*PurgeSessionsResponse)(nil),      // 30: slotd.v1.PurgeSessionsResponse
+	(*EraseConversationRequest)(nil),   // 31: slotd.v1.EraseConversationRequest
+	(*EraseConversationResponse)(nil),  // 32: slotd.v1.EraseConversationResponse
+	(*GetSessionHistoryRequest)(nil),   // 33: slotd.v1.GetSessionHistoryRequest
+	(*HistoryTurn)(nil),                // 34: slotd.v1.HistoryTurn
+	(*HistoryChange)(nil),              // 35: slotd.v1.HistoryChange
+	(*GetSessionHistoryResponse)(nil),  // 36: slotd.v1.GetSessionHistoryResponse
+	(*ListContractsRequest)(nil),       // 37: slotd.v1.ListContractsRequest
+	(*ListContractsResponse)(nil),      // 38: slotd.v1.ListContractsResponse
+	(*ContractInfo)(nil),               // 39: slotd.v1.ContractInfo
+	nil,                                // 40: slotd.v1.Session.AttemptsEntry
+	(*structpb.Struct)(nil),            // 41: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),      // 42: google.protobuf.Timestamp
+	(*structpb.Value)(nil),             // 43: google.protobuf.Value
+	(*durationpb.Duration)(nil),        // 44: google.protobuf.Duration
 }
 var file_slotd_v1_slotd_proto_depIdxs = []int32{
-	40, // 0: slotd.v1.TurnRequest.arguments:type_name -> google.protobuf.Struct
+	41, // 0: slotd.v1.TurnRequest.arguments:type_name -> google.protobuf.Struct
 	5,  // 1: slotd.v1.TurnRequest.confirmation:type_name -> slotd.v1.Confirmation
-	41, // 2: slotd.v1.TurnRequest.now:type_name -> google.protobuf.Timestamp
-	8,  // 3: slotd.v1.TurnResponse.session:type_name -> slotd.v1.Session
+	42, // 2: slotd.v1.TurnRequest.now:type_name -> google.protobuf.Timestamp
+	9,  // 3: slotd.v1.TurnResponse.session:type_name -> slotd.v1.Session
 	0,  // 4: slotd.v1.TurnResponse.action:type_name -> slotd.v1.Action
-	10, // 5: slotd.v1.TurnResponse.question:type_name -> slotd.v1.Question
-	11, // 6: slotd.v1.TurnResponse.changes:type_name -> slotd.v1.Change
-	40, // 7: slotd.v1.TurnResponse.arguments:type_name -> google.protobuf.Struct
-	12, // 8: slotd.v1.TurnResponse.problem:type_name -> slotd.v1.Problem
-	8,  // 9: slotd.v1.TurnResponse.previous_session:type_name -> slotd.v1.Session
-	7,  // 10: slotd.v1.TurnResponse.open_sessions:type_name -> slotd.v1.OpenSession
-	8,  // 11: slotd.v1.TurnResponse.ended_sessions:type_name -> slotd.v1.Session
-	0,  // 12: slotd.v1.OpenSession.last_action:type_name -> slotd.v1.Action
-	41, // 13: slotd.v1.OpenSession.updated_at:type_name -> google.protobuf.Timestamp
-	2,  // 14: slotd.v1.Session.status:type_name -> slotd.v1.SessionStatus
-	40, // 15: slotd.v1.Session.slots:type_name -> google.protobuf.Struct
-	9,  // 16: slotd.v1.Session.pending:type_name -> slotd.v1.PendingChange
-	41, // 17: slotd.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	41, // 18: slotd.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
-	41, // 19: slotd.v1.Session.ended_at:type_name -> google.protobuf.Timestamp
-	39, // 20: slotd.v1.Session.attempts:type_name -> slotd.v1.Session.AttemptsEntry
-	42, // 21: slotd.v1.PendingChange.old:type_name -> google.protobuf.Value
-	42, // 22: slotd.v1.PendingChange.new:type_name -> google.protobuf.Value
-	42, // 23: slotd.v1.Question.old:type_name -> google.protobuf.Value
-	42, // 24: slotd.v1.Question.new:type_name -> google.protobuf.Value
-	42, // 25: slotd.v1.Change.old:type_name -> google.protobuf.Value
-	42, // 26: slotd.v1.Change.new:type_name -> google.protobuf.Value
-	1,  // 27: slotd.v1.Change.decision:type_name -> slotd.v1.Decision
-	13, // 28: slotd.v1.Problem.errors:type_name -> slotd.v1.FieldError
-	8,  // 29: slotd.v1.GetSessionResponse.session:type_name -> slotd.v1.Session
-	8,  // 30: slotd.v1.ResetSessionResponse.session:type_name -> slotd.v1.Session
-	11, // 31: slotd.v1.ResetSessionResponse.changes:type_name -> slotd.v1.Change
-	8,  // 32: slotd.v1.ResetSessionResponse.sessions:type_name -> slotd.v1.Session
-	3,  // 33: slotd.v1.BackendFailure.kind:type_name -> slotd.v1.FailureKind
-	42, // 34: slotd.v1.CompleteSessionRequest.result:type_name -> google.protobuf.Value
-	18, // 35: slotd.v1.CompleteSessionRequest.failure:type_name -> slotd.v1.BackendFailure
-	41, // 36: slotd.v1.CompleteSessionRequest.now:type_name -> google.protobuf.Timestamp
-	8,  // 37: slotd.v1.CompleteSessionResponse.session:type_name -> slotd.v1.Session
-	40, // 38: slotd.v1.CompleteSessionResponse.output:type_name -> google.protobuf.Struct
-	0,  // 39: slotd.v1.CompleteSessionResponse.action:type_name -> slotd.v1.Action
-	12, // 40: slotd.v1.CompleteSessionResponse.problem:type_name -> slotd.v1.Problem
-	40, // 41: slotd.v1.GetToolSchemaResponse.parameters:type_name -> google.protobuf.Struct
-	2,  // 42: slotd.v1.ListSessionsRequest.status:type_name -> slotd.v1.SessionStatus
-	43, // 43: slotd.v1.ListSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
-	8,  // 44: slotd.v1.SessionSummary.session:type_name -> slotd.v1.Session
-	24, // 45: slotd.v1.ListSessionsResponse.sessions:type_name -> slotd.v1.SessionSummary
-	43, // 46: slotd.v1.ResetStaleSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
-	43, // 47: slotd.v1.PurgeSessionsRequest.ended_longer_than:type_name -> google.protobuf.Duration
-	41, // 48: slotd.v1.EraseConversationResponse.erased_at:type_name -> google.protobuf.Timestamp
-	0,  // 49: slotd.v1.HistoryTurn.action:type_name -> slotd.v1.Action
-	41, // 50: slotd.v1.HistoryTurn.at:type_name -> google.protobuf.Timestamp
-	40, // 51: slotd.v1.HistoryTurn.request:type_name -> google.protobuf.Struct
-	42, // 52: slotd.v1.HistoryChange.old:type_name -> google.protobuf.Value
-	42, // 53: slotd.v1.HistoryChange.new:type_name -> google.protobuf.Value
-	1,  // 54: slotd.v1.HistoryChange.decision:type_name -> slotd.v1.Decision
-	41, // 55: slotd.v1.HistoryChange.at:type_name -> google.protobuf.Timestamp
-	8,  // 56: slotd.v1.GetSessionHistoryResponse.session:type_name -> slotd.v1.Session
-	33, // 57: slotd.v1.GetSessionHistoryResponse.turns:type_name -> slotd.v1.HistoryTurn
-	34, // 58: slotd.v1.GetSessionHistoryResponse.changes:type_name -> slotd.v1.HistoryChange
-	38, // 59: slotd.v1.ListContractsResponse.contracts:type_name -> slotd.v1.ContractInfo
-	4,  // 60: slotd.v1.SlotService.Turn:input_type -> slotd.v1.TurnRequest
-	14, // 61: slotd.v1.SlotService.GetSession:input_type -> slotd.v1.GetSessionRequest
-	16, // 62: slotd.v1.SlotService.ResetSession:input_type -> slotd.v1.ResetSessionRequest
-	19, // 63: slotd.v1.SlotService.CompleteSession:input_type -> slotd.v1.CompleteSessionRequest
-	36, // 64: slotd.v1.SlotService.ListContracts:input_type -> slotd.v1.ListContractsRequest
-	21, // 65: slotd.v1.SlotService.GetToolSchema:input_type -> slotd.v1.GetToolSchemaRequest
-	23, // 66: slotd.v1.AdminService.ListSessions:input_type -> slotd.v1.ListSessionsRequest
-	26, // 67: slotd.v1.AdminService.ResetStaleSessions:input_type -> slotd.v1.ResetStaleSessionsRequest
-	32, // 68: slotd.v1.AdminService.GetSessionHistory:input_type -> slotd.v1.GetSessionHistoryRequest
-	28, // 69: slotd.v1.AdminService.PurgeSessions:input_type -> slotd.v1.PurgeSessionsRequest
-	30, // 70: slotd.v1.AdminService.EraseConversation:input_type -> slotd.v1.EraseConversationRequest
-	6,  // 71: slotd.v1.SlotService.Turn:output_type -> slotd.v1.TurnResponse
-	15, // 72: slotd.v1.SlotService.GetSession:output_type -> slotd.v1.GetSessionResponse
-	17, // 73: slotd.v1.SlotService.ResetSession:output_type -> slotd.v1.ResetSessionResponse
-	20, // 74: slotd.v1.SlotService.CompleteSession:output_type -> slotd.v1.CompleteSessionResponse
-	37, // 75: slotd.v1.SlotService.ListContracts:output_type -> slotd.v1.ListContractsResponse
-	22, // 76: slotd.v1.SlotService.GetToolSchema:output_type -> slotd.v1.GetToolSchemaResponse
-	25, // 77: slotd.v1.AdminService.ListSessions:output_type -> slotd.v1.ListSessionsResponse
-	27, // 78: slotd.v1.AdminService.ResetStaleSessions:output_type -> slotd.v1.ResetStaleSessionsResponse
-	35, // 79: slotd.v1.AdminService.GetSessionHistory:output_type -> slotd.v1.GetSessionHistoryResponse
-	29, // 80: slotd.v1.AdminService.PurgeSessions:output_type -> slotd.v1.PurgeSessionsResponse
-	31, // 81: slotd.v1.AdminService.EraseConversation:output_type -> slotd.v1.EraseConversationResponse
-	71, // [71:82] is the sub-list for method output_type
-	60, // [60:71] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	11, // 5: slotd.v1.TurnResponse.question:type_name -> slotd.v1.Question
+	12, // 6: slotd.v1.TurnResponse.changes:type_name -> slotd.v1.Change
+	41, // 7: slotd.v1.TurnResponse.arguments:type_name -> google.protobuf.Struct
+	13, // 8: slotd.v1.TurnResponse.problem:type_name -> slotd.v1.Problem
+	9,  // 9: slotd.v1.TurnResponse.previous_session:type_name -> slotd.v1.Session
+	8,  // 10: slotd.v1.TurnResponse.open_sessions:type_name -> slotd.v1.OpenSession
+	9,  // 11: slotd.v1.TurnResponse.ended_sessions:type_name -> slotd.v1.Session
+	7,  // 12: slotd.v1.TurnResponse.migration:type_name -> slotd.v1.Migration
+	0,  // 13: slotd.v1.OpenSession.last_action:type_name -> slotd.v1.Action
+	42, // 14: slotd.v1.OpenSession.updated_at:type_name -> google.protobuf.Timestamp
+	2,  // 15: slotd.v1.Session.status:type_name -> slotd.v1.SessionStatus
+	41, // 16: slotd.v1.Session.slots:type_name -> google.protobuf.Struct
+	10, // 17: slotd.v1.Session.pending:type_name -> slotd.v1.PendingChange
+	42, // 18: slotd.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	42, // 19: slotd.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
+	42, // 20: slotd.v1.Session.ended_at:type_name -> google.protobuf.Timestamp
+	40, // 21: slotd.v1.Session.attempts:type_name -> slotd.v1.Session.AttemptsEntry
+	43, // 22: slotd.v1.PendingChange.old:type_name -> google.protobuf.Value
+	43, // 23: slotd.v1.PendingChange.new:type_name -> google.protobuf.Value
+	43, // 24: slotd.v1.Question.old:type_name -> google.protobuf.Value
+	43, // 25: slotd.v1.Question.new:type_name -> google.protobuf.Value
+	43, // 26: slotd.v1.Change.old:type_name -> google.protobuf.Value
+	43, // 27: slotd.v1.Change.new:type_name -> google.protobuf.Value
+	1,  // 28: slotd.v1.Change.decision:type_name -> slotd.v1.Decision
+	14, // 29: slotd.v1.Problem.errors:type_name -> slotd.v1.FieldError
+	9,  // 30: slotd.v1.GetSessionResponse.session:type_name -> slotd.v1.Session
+	9,  // 31: slotd.v1.ResetSessionResponse.session:type_name -> slotd.v1.Session
+	12, // 32: slotd.v1.ResetSessionResponse.changes:type_name -> slotd.v1.Change
+	9,  // 33: slotd.v1.ResetSessionResponse.sessions:type_name -> slotd.v1.Session
+	3,  // 34: slotd.v1.BackendFailure.kind:type_name -> slotd.v1.FailureKind
+	43, // 35: slotd.v1.CompleteSessionRequest.result:type_name -> google.protobuf.Value
+	19, // 36: slotd.v1.CompleteSessionRequest.failure:type_name -> slotd.v1.BackendFailure
+	42, // 37: slotd.v1.CompleteSessionRequest.now:type_name -> google.protobuf.Timestamp
+	9,  // 38: slotd.v1.CompleteSessionResponse.session:type_name -> slotd.v1.Session
+	41, // 39: slotd.v1.CompleteSessionResponse.output:type_name -> google.protobuf.Struct
+	0,  // 40: slotd.v1.CompleteSessionResponse.action:type_name -> slotd.v1.Action
+	13, // 41: slotd.v1.CompleteSessionResponse.problem:type_name -> slotd.v1.Problem
+	41, // 42: slotd.v1.GetToolSchemaResponse.parameters:type_name -> google.protobuf.Struct
+	2,  // 43: slotd.v1.ListSessionsRequest.status:type_name -> slotd.v1.SessionStatus
+	44, // 44: slotd.v1.ListSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
+	9,  // 45: slotd.v1.SessionSummary.session:type_name -> slotd.v1.Session
+	25, // 46: slotd.v1.ListSessionsResponse.sessions:type_name -> slotd.v1.SessionSummary
+	44, // 47: slotd.v1.ResetStaleSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
+	44, // 48: slotd.v1.PurgeSessionsRequest.ended_longer_than:type_name -> google.protobuf.Duration
+	42, // 49: slotd.v1.EraseConversationResponse.erased_at:type_name -> google.protobuf.Timestamp
+	0,  // 50: slotd.v1.HistoryTurn.action:type_name -> slotd.v1.Action
+	42, // 51: slotd.v1.HistoryTurn.at:type_name -> google.protobuf.Timestamp
+	41, // 52: slotd.v1.HistoryTurn.request:type_name -> google.protobuf.Struct
+	43, // 53: slotd.v1.HistoryChange.old:type_name -> google.protobuf.Value
+	43, // 54: slotd.v1.HistoryChange.new:type_name -> google.protobuf.Value
+	1,  // 55: slotd.v1.HistoryChange.decision:type_name -> slotd.v1.Decision
+	42, // 56: slotd.v1.HistoryChange.at:type_name -> google.protobuf.Timestamp
+	9,  // 57: slotd.v1.GetSessionHistoryResponse.session:type_name -> slotd.v1.Session
+	34, // 58: slotd.v1.GetSessionHistoryResponse.turns:type_name -> slotd.v1.HistoryTurn
+	35, // 59: slotd.v1.GetSessionHistoryResponse.changes:type_name -> slotd.v1.HistoryChange
+	39, // 60: slotd.v1.ListContractsResponse.contracts:type_name -> slotd.v1.ContractInfo
+	4,  // 61: slotd.v1.SlotService.Turn:input_type -> slotd.v1.TurnRequest
+	15, // 62: slotd.v1.SlotService.GetSession:input_type -> slotd.v1.GetSessionRequest
+	17, // 63: slotd.v1.SlotService.ResetSession:input_type -> slotd.v1.ResetSessionRequest
+	20, // 64: slotd.v1.SlotService.CompleteSession:input_type -> slotd.v1.CompleteSessionRequest
+	37, // 65: slotd.v1.SlotService.ListContracts:input_type -> slotd.v1.ListContractsRequest
+	22, // 66: slotd.v1.SlotService.GetToolSchema:input_type -> slotd.v1.GetToolSchemaRequest
+	24, // 67: slotd.v1.AdminService.ListSessions:input_type -> slotd.v1.ListSessionsRequest
+	27, // 68: slotd.v1.AdminService.ResetStaleSessions:input_type -> slotd.v1.ResetStaleSessionsRequest
+	33, // 69: slotd.v1.AdminService.GetSessionHistory:input_type -> slotd.v1.GetSessionHistoryRequest
+	29, // 70: slotd.v1.AdminService.PurgeSessions:input_type -> slotd.v1.PurgeSessionsRequest
+	31, // 71: slotd.v1.AdminService.EraseConversation:input_type -> slotd.v1.EraseConversationRequest
+	6,  // 72: slotd.v1.SlotService.Turn:output_type -> slotd.v1.TurnResponse
+	16, // 73: slotd.v1.SlotService.GetSession:output_type -> slotd.v1.GetSessionResponse
+	18, // 74: slotd.v1.SlotService.ResetSession:output_type -> slotd.v1.ResetSessionResponse
+	21, // 75: slotd.v1.SlotService.CompleteSession:output_type -> slotd.v1.CompleteSessionResponse
+	38, // 76: slotd.v1.SlotService.ListContracts:output_type -> slotd.v1.ListContractsResponse
+	23, // 77: slotd.v1.SlotService.GetToolSchema:output_type -> slotd.v1.GetToolSchemaResponse
+	26, // 78: slotd.v1.AdminService.ListSessions:output_type -> slotd.v1.ListSessionsResponse
+	28, // 79: slotd.v1.AdminService.ResetStaleSessions:output_type -> slotd.v1.ResetStaleSessionsResponse
+	36, // 80: slotd.v1.AdminService.GetSessionHistory:output_type -> slotd.v1.GetSessionHistoryResponse
+	30, // 81: slotd.v1.AdminService.PurgeSessions:output_type -> slotd.v1.PurgeSessionsResponse
+	32, // 82: slotd.v1.AdminService.EraseConversation:output_type -> slotd.v1.EraseConversationResponse
+	72, // [72:83] is the sub-list for method output_type
+	61, // [61:72] is the sub-list for method input_type
+	61, // [61:61] is the sub-list for extension type_name
+	61, // [61:61] is the sub-list for extension extendee
+	0,  // [0:61] is the sub-list for field type_name
 }
 
 func init() { file_slotd_v1_slotd_proto_init() }
@@ -3328,7 +3467,7 @@ func file_slotd_v1_slotd_proto_init() {
 	if File_slotd_v1_slotd_proto != nil {
 		return
 	}
-	file_slotd_v1_slotd_proto_msgTypes[15].OneofWrappers = []any{
+	file_slotd_v1_slotd_proto_msgTypes[16].OneofWrappers = []any{
 		(*CompleteSessionRequest_Result)(nil),
 		(*CompleteSessionRequest_Failure)(nil),
 	}
@@ -3338,7 +3477,7 @@ func file_slotd_v1_slotd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_slotd_v1_slotd_proto_rawDesc), len(file_slotd_v1_slotd_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   36,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
