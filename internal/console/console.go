@@ -57,8 +57,9 @@ type Config struct {
 	// SignInTTL is how long a sign-in lasts; DefaultSignInTTL when 0.
 	SignInTTL time.Duration
 	// OnRefuse is told of each refused sign-in: "unauthenticated" (a key
-	// that is none of the server's) or "permission_denied" (a tenant's
-	// key; a keyless server's non-loopback client).
+	// that is none of the server's), "permission_denied" (a tenant's
+	// key; a keyless server's non-loopback client) or "rate_limited" (a
+	// source past its refused sign-ins, limit.go).
 	OnRefuse func(reason string)
 	// PageSize is the sessions a page lists; DefaultPageSize when 0.
 	PageSize int
@@ -78,6 +79,7 @@ type Console struct {
 	pages   map[string]*template.Template
 	static  http.Handler
 	signins *signins
+	limit   *limiter
 	turns   *sampler
 	mux     *http.ServeMux
 }
@@ -97,6 +99,7 @@ func New(cfg Config) (*Console, error) {
 		cfg.SignInTTL = DefaultSignInTTL
 	}
 	c := &Console{cfg: cfg, pages: map[string]*template.Template{}, signins: newSignins(cfg.SignInTTL, cfg.Clock),
+		limit: newLimiter(cfg.Clock),
 		turns: newSampler(cfg.Metrics)}
 	for _, name := range []string{"signin", "overview", "sessions", "confirm", "done", "story", "erased", "contracts", "error"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
