@@ -54,6 +54,9 @@ type Config struct {
 	Metrics prometheus.Gatherer
 	// StaleAfter is the idle time the overview counts a session stale after.
 	StaleAfter time.Duration
+	// TTL is the idle time sessions expire after, unless their contract
+	// sets its own; the overview counts those about to. None when 0.
+	TTL time.Duration
 	// SignInTTL is how long a sign-in lasts; DefaultSignInTTL when 0.
 	SignInTTL time.Duration
 	// OnRefuse is told of each refused sign-in: "unauthenticated" (a key

@@ -80,7 +80,7 @@ func newFixture(t *testing.T, apiKeys, adminKeys string, pageSize int) *fixture 
 	log := slog.New(slog.NewJSONHandler(f.logs, nil))
 	f.slots = api.NewSlotService(f.engine)
 	f.console, err = console.New(console.Config{Admin: api.NewAdminService(f.engine, log, clock), Engine: f.engine,
-		Keys: keys, StaleAfter: 30 * time.Minute, PageSize: pageSize, Log: log, Clock: clock,
+		Keys: keys, StaleAfter: 30 * time.Minute, TTL: 48 * time.Hour, PageSize: pageSize, Log: log, Clock: clock,
 		OnRefuse: func(reason string) { f.mu.Lock(); f.refused[reason]++; f.mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)

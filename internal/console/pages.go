@@ -33,7 +33,13 @@ type bar struct {
 type overviewData struct {
 	Turns     float64
 	PerMinute []bar
-	Actions   []bar
+	PerHour   []bar
+	Tools     []toolRow
+	// Expiring is the active sessions whose ttl ends within expiringWithin.
+	Expiring     int
+	ExpiringMore bool
+	ExpiringIn   string
+	Actions      []bar
 	// ActionsHeight is the height of the action chart.
 	ActionsHeight int
 	P99           string
@@ -73,6 +79,19 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p *page) {
 		d.PerMinute = append(d.PerMinute, bar{Label: m.at.UTC().Format("15:04"), Value: m.turns,
 			X: i * step, Y: chartHeight - h, Width: step - 1, Height: h})
 	}
+	hours := c.turns.perHour()
+	top = 1
+	for _, h := range hours {
+		top = max(top, h.turns)
+	}
+	hstep := chartWidth / 24
+	for i, h := range hours {
+		ht := int(h.turns / top * chartHeight)
+		d.PerHour = append(d.PerHour, bar{Label: h.at.UTC().Format("15:04"), Value: h.turns,
+			X: i * hstep, Y: chartHeight - ht, Width: hstep - 2, Height: ht})
+	}
+	d.Tools, d.Expiring, d.ExpiringMore = c.toolRows(r, p)
+	d.ExpiringIn = expiringWithin.String()
 	if p99, above := c.turns.p99(); p99 > 0 {
 		d.P99, d.P99Above = p99.String(), above
 	}
@@ -89,6 +108,55 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p *page) {
 	}
 	p.Nav, p.Data = "overview", d
 	c.render(w, r, http.StatusOK, "overview", p)
+}
+
+// expiringWithin is how soon a session's ttl must end for the overview to
+// count it expiring (half the ttl when that is shorter).
+const expiringWithin = time.Hour
+
+// toolRow is a tool's line of the overview.
+type toolRow struct {
+	toolFigures
+	// Expiring is its active sessions whose ttl ends within
+	// expiringWithin, Link the list of them.
+	Expiring int
+	More     bool
+	Link     string
+}
+
+// toolRows are the overview's lines per tool: the figures of the metrics
+// and the sessions about to expire, by the tool's own ttl (the contract's
+// or --ttl); and the sum of those.
+func (c *Console) toolRows(r *http.Request, p *page) (rows []toolRow, expiring int, more bool) {
+	figs := map[string]toolFigures{}
+	for _, f := range c.turns.tools() {
+		figs[f.Tool] = f
+	}
+	for _, ct := range c.cfg.Engine.Contracts().All() {
+		f, ok := figs[ct.Name]
+		if !ok {
+			f = toolFigures{Tool: ct.Name, Validity: "—"}
+		}
+		row := toolRow{toolFigures: f}
+		ttl := c.cfg.TTL
+		if ct.TTL > 0 {
+			ttl = ct.TTL
+		}
+		if idle := ttl - min(expiringWithin, ttl/2); ttl > 0 {
+			list, err := c.cfg.Admin.ListSessions(r.Context(), &slotdv1.ListSessionsRequest{Tool: ct.Name,
+				Status: slotdv1.SessionStatus_SESSION_STATUS_ACTIVE, IdleLongerThan: durationpb.New(idle), PageSize: session.MaxLimit})
+			if err != nil {
+				p.Problem = c.failure(r.Context(), err)
+			} else {
+				row.Expiring, row.More = len(list.GetSessions()), list.GetNextPageToken() != ""
+				expiring += row.Expiring
+				more = more || row.More
+			}
+			row.Link = Path + "sessions?" + url.Values{"status": {"active"}, "tool": {ct.Name}, "stale": {idle.String()}}.Encode()
+		}
+		rows = append(rows, row)
+	}
+	return rows, expiring, more
 }
 
 // filter is the sessions list's query.

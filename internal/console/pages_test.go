@@ -422,3 +422,39 @@ func TestOverviewStale(t *testing.T) {
 		t.Errorf("the stale link lists %v", got)
 	}
 }
+
+// The overview counts the active sessions whose ttl ends within the hour,
+// by each tool's own ttl (the dispute's 24h, the card block's 2h), and
+// links each tool's to them.
+func TestOverviewExpiring(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "", "ops:"+adminKey, 0)
+	f.turn("acme", "dispute-old", "bank.open_dispute", "t", map[string]any{"reason": "fraud"})
+	f.turn("acme", "block-old", "bank.block_card", "t", map[string]any{})
+	f.now = f.now.Add(22*time.Hour + 30*time.Minute)
+	f.turn("beta", "block-mid", "bank.block_card", "t", map[string]any{})
+	f.turn("beta", "dispute-mid", "bank.open_dispute", "t", map[string]any{"reason": "fraud"})
+	f.now = f.now.Add(time.Hour + time.Minute)
+	f.turn("beta", "block-new", "bank.block_card", "t", map[string]any{})
+	srv := httptest.NewServer(f.console)
+	defer srv.Close()
+	c, _ := signedIn(t, srv)
+	resp, body := get(t, c, srv.URL+"/console/")
+	// block-old is long expired (23h30m idle, ttl 2h) but still active
+	// until a turn or the sweep ends it: it counts too.
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `<p class="big" id="expiring">3</p>`) {
+		t.Fatalf("overview: %d, want 3 expiring\n%s", resp.StatusCode, body)
+	}
+	for tool, want := range map[string]string{
+		"bank.open_dispute": `/console/sessions?stale=23h0m0s&amp;status=active&amp;tool=bank.open_dispute">1<`,
+		"bank.block_card":   `/console/sessions?stale=1h0m0s&amp;status=active&amp;tool=bank.block_card">2<`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("%s: no link %s", tool, want)
+		}
+	}
+	_, body = get(t, c, srv.URL+"/console/sessions?stale=1h0m0s&status=active&tool=bank.block_card")
+	if got := picks(body); len(got) != 2 {
+		t.Errorf("the block_card link lists %v, want block-old and block-mid", got)
+	}
+}

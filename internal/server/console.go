@@ -22,7 +22,7 @@ func (s *Server) mountConsole(keys *auth.Keys) error {
 	if !s.cfg.DisableConsole {
 		c, err := console.New(console.Config{
 			Admin: api.NewAdminService(s.engine, s.log, s.cfg.Clock), Engine: s.engine, Keys: keys,
-			Metrics: s.obs.m.Registry(), StaleAfter: s.cfg.StaleAfter, BehindTLS: s.cfg.AllowPlaintext,
+			Metrics: s.obs.m.Registry(), StaleAfter: s.cfg.StaleAfter, TTL: s.cfg.TTL, BehindTLS: s.cfg.AllowPlaintext,
 			OnRefuse: func(reason string) { s.obs.m.Refused("console", reason) },
 			Log:      s.log, Clock: s.cfg.Clock,
 		})
