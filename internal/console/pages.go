@@ -356,6 +356,10 @@ type step struct {
 	Action  string
 	Request string
 	Changes []change
+	// Replays is how often the turn_id came again, ReplayedAt when the
+	// last of those came.
+	Replays    int
+	ReplayedAt []string
 }
 
 // slotStory is why a slot has its value: the value and every change.
@@ -419,6 +423,7 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 		d.Steps = append(d.Steps, step{TurnID: t.GetTurnId(), Version: t.GetVersion(), At: t.GetAt().AsTime().UTC().Format(time.DateTime),
 			Action: strings.ToLower(strings.TrimPrefix(t.GetAction().String(), "ACTION_")), Request: req})
 	}
+	c.replays(r, req.Tenant, s.GetId(), d.Steps)
 	slots := map[string]*slotStory{}
 	var names []string
 	for _, ch := range h.GetChanges() {
@@ -457,6 +462,33 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 	d.Others = c.others(r, req.Tenant, d.Conversation, d.ID)
 	p.Data = d
 	c.render(w, r, http.StatusOK, "story", p)
+}
+
+// replays fills in the steps' replays, which the store records with each
+// turn (session.TurnRecord.Replays) and the admin API does not carry.
+func (c *Console) replays(r *http.Request, tenant, id string, steps []step) {
+	s, err := c.cfg.Engine.Find(r.Context(), session.Lookup{Tenant: tenant, SessionID: id}, tenant == "")
+	if err != nil {
+		return
+	}
+	h, err := c.cfg.Engine.History(r.Context(), session.Lookup{Tenant: s.Key.Tenant, SessionID: s.ID})
+	if err != nil {
+		return
+	}
+	byTurn := map[string]session.TurnRecord{}
+	for _, t := range h.Turns {
+		byTurn[t.ID] = t
+	}
+	for i := range steps {
+		t, ok := byTurn[steps[i].TurnID]
+		if !ok || steps[i].TurnID == "" {
+			continue
+		}
+		steps[i].Replays = t.Replays
+		for _, at := range t.ReplayedAt {
+			steps[i].ReplayedAt = append(steps[i].ReplayedAt, at.UTC().Format(time.DateTime))
+		}
+	}
 }
 
 // others are the conversation's open sessions of each tool but the one

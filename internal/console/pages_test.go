@@ -200,6 +200,11 @@ func TestStory(t *testing.T) {
 	f.turn("acme", "dispute-1", "bank.open_dispute", "turn-1", map[string]any{"reason": "fraud", "original_operation_id": "op-SECRET-77"})
 	f.now = f.now.Add(time.Minute)
 	resp := f.turn("acme", "dispute-1", "bank.open_dispute", "turn-2", map[string]any{"reason": "duplicate", "card_last4": "4455"})
+	// The client retries turn-2 twice: both answered from the stored
+	// response, and recorded on the turn.
+	for range 2 {
+		f.turn("acme", "dispute-1", "bank.open_dispute", "turn-2", map[string]any{"reason": "duplicate", "card_last4": "4455"})
+	}
 	balance := f.turn("acme", "dispute-1", "bank.check_balance", "turn-3", map[string]any{})
 	srv := httptest.NewServer(f.console)
 	defer srv.Close()
@@ -219,6 +224,9 @@ func TestStory(t *testing.T) {
 			if !strings.Contains(body, want) {
 				t.Errorf("story?%s does not show %q\n%s", q, want, body)
 			}
+		}
+		if n := strings.Count(body, `<p class="replays">Delivered again 2 time(s)`); n != 1 {
+			t.Errorf("story?%s shows the replays of turn-2 %d times, want once", q, n)
 		}
 		if i, j := strings.Index(body, "turn-1"), strings.LastIndex(body, "turn-2"); i > j {
 			t.Errorf("story?%s: turn-2 before turn-1", q)
