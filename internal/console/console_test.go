@@ -304,13 +304,15 @@ func TestCSRF(t *testing.T) {
 	if sel == nil {
 		t.Fatalf("no session to pick:\n%s", body)
 	}
+	// Another token: the last character changed (never to itself).
+	other := token[:len(token)-1] + map[bool]string{true: "B", false: "A"}[strings.HasSuffix(token, "A")]
 	for _, tc := range []struct {
 		name string
 		form url.Values
 	}{
 		{"no token", url.Values{"sel": {sel[1]}, "confirm": {"yes"}}},
 		{"empty token", url.Values{"sel": {sel[1]}, "confirm": {"yes"}, "csrf": {""}}},
-		{"another token", url.Values{"sel": {sel[1]}, "confirm": {"yes"}, "csrf": {token[:len(token)-1] + "A"}}},
+		{"another token", url.Values{"sel": {sel[1]}, "confirm": {"yes"}, "csrf": {other}}},
 		{"two tokens, the first wrong", url.Values{"sel": {sel[1]}, "confirm": {"yes"}, "csrf": {"x", token}}},
 	} {
 		if resp, _ := post(t, c, srv.URL+"/console/sessions/reset", tc.form); resp.StatusCode != http.StatusForbidden {

@@ -20,6 +20,10 @@ import (
 // DefaultPageSize is the sessions a page lists unless configured.
 const DefaultPageSize = 50
 
+// prefixPages bounds the admin API's pages one page of the sessions list
+// reads to find sessions of a conversation id prefix.
+const prefixPages = 20
+
 // bar is one bar of a chart, its geometry worked out here: the CSP allows
 // no inline style, and SVG attributes need none.
 type bar struct {
@@ -242,24 +246,37 @@ func (c *Console) sessions(w http.ResponseWriter, r *http.Request, p *page) {
 		}
 		req.IdleLongerThan = durationpb.New(dur)
 	}
-	list, err := c.cfg.Admin.ListSessions(r.Context(), req)
-	if err != nil {
-		p.Problem = c.failure(r.Context(), err)
-		c.render(w, r, http.StatusBadRequest, "sessions", p)
-		return
-	}
 	now := c.cfg.Clock()
-	for _, s := range list.GetSessions() {
-		ss := s.GetSession()
-		if f.Prefix != "" && !strings.HasPrefix(ss.GetConversationId(), f.Prefix) {
-			continue
+	// With a prefix (ListSessions has no such filter) the admin API's
+	// pages are read on until the console's page is full, at most
+	// prefixPages of them: a page shows no fewer rows than matched while
+	// more may follow, and its next link is the token of the last page
+	// read.
+	for read := 0; ; read++ {
+		list, err := c.cfg.Admin.ListSessions(r.Context(), req)
+		if err != nil {
+			p.Problem = c.failure(r.Context(), err)
+			c.render(w, r, http.StatusBadRequest, "sessions", p)
+			return
 		}
-		last := ss.GetUpdatedAt().AsTime()
-		d.Rows = append(d.Rows, sessionRow{Tenant: s.GetTenant(), ID: ss.GetId(), Conversation: ss.GetConversationId(),
-			Tool: ss.GetTool(), Status: statusName(ss.GetStatus()), Version: ss.GetVersion(),
-			LastUse: last.UTC().Format(time.DateTime), Idle: now.Sub(last).Truncate(time.Second).String(),
-			Missing: ss.GetMissing(), Sel: url.PathEscape(s.GetTenant()) + "/" + ss.GetId(),
-			Story: Path + "story?" + url.Values{"tenant": {s.GetTenant()}, "session": {ss.GetId()}}.Encode(), lastUse: last})
+		for _, s := range list.GetSessions() {
+			ss := s.GetSession()
+			if f.Prefix != "" && !strings.HasPrefix(ss.GetConversationId(), f.Prefix) {
+				continue
+			}
+			last := ss.GetUpdatedAt().AsTime()
+			d.Rows = append(d.Rows, sessionRow{Tenant: s.GetTenant(), ID: ss.GetId(), Conversation: ss.GetConversationId(),
+				Tool: ss.GetTool(), Status: statusName(ss.GetStatus()), Version: ss.GetVersion(),
+				LastUse: last.UTC().Format(time.DateTime), Idle: now.Sub(last).Truncate(time.Second).String(),
+				Missing: ss.GetMissing(), Sel: url.PathEscape(s.GetTenant()) + "/" + ss.GetId(),
+				Story: Path + "story?" + url.Values{"tenant": {s.GetTenant()}, "session": {ss.GetId()}}.Encode(), lastUse: last})
+		}
+		d.Next = list.GetNextPageToken()
+		if f.Prefix == "" || d.Next == "" || len(d.Rows) >= c.cfg.PageSize || read+1 >= prefixPages {
+			break
+		}
+		req.PageToken = d.Next
+		req.PageSize = int32(max(1, c.cfg.PageSize-len(d.Rows)))
 	}
 	slices.SortFunc(d.Rows, func(a, b sessionRow) int {
 		if f.Sort == "oldest" {
@@ -267,7 +284,6 @@ func (c *Console) sessions(w http.ResponseWriter, r *http.Request, p *page) {
 		}
 		return cmp.Or(b.lastUse.Compare(a.lastUse), cmp.Compare(b.ID, a.ID))
 	})
-	d.Next = list.GetNextPageToken()
 	c.render(w, r, http.StatusOK, "sessions", p)
 }
 
