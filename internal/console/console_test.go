@@ -66,7 +66,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, apiKeys, adminKeys string, pageSize int) *fixture {
 	t.Helper()
-	cat, err := contract.LoadDir("../../contracts")
+	return newFixtureDir(t, "../../contracts", apiKeys, adminKeys, pageSize)
+}
+
+// newFixtureDir is newFixture with the contracts of dir.
+func newFixtureDir(t *testing.T, dir, apiKeys, adminKeys string, pageSize int) *fixture {
+	t.Helper()
+	cat, err := contract.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/contract/provider"
 	"github.com/slotd/slotd/session"
 )
 
@@ -560,18 +561,37 @@ type contractRow struct {
 	Name, Version, Description string
 	Confirm                    bool
 	Properties                 []propertyRow
+	Costs                      []costRow
+	Findings                   []provider.Finding
+}
+
+type contractsData struct {
+	Contracts []contractRow
+	// Total is what every tool together costs per provider.
+	Total []costRow
+	// Set are the findings about the contracts together.
+	Set []provider.Finding
+	// Failed says lint or the sizes could not be worked out.
+	Failed string
 }
 
 func (c *Console) contracts(w http.ResponseWriter, r *http.Request, p *page) {
-	var d []contractRow
-	for _, ct := range c.cfg.Engine.Contracts().All() {
-		row := contractRow{Name: ct.Name, Version: ct.Version, Description: ct.Description, Confirm: ct.Confirm}
+	var d contractsData
+	all := c.cfg.Engine.Contracts().All()
+	checks := check(all)
+	if checks.err != nil {
+		d.Failed = checks.err.Error()
+	}
+	d.Total, d.Set = checks.costs["*"], checks.set
+	for _, ct := range all {
+		row := contractRow{Name: ct.Name, Version: ct.Version, Description: ct.Description, Confirm: ct.Confirm,
+			Costs: checks.costs[ct.Name], Findings: checks.findings[ct.Name]}
 		for _, pr := range ct.Properties {
 			row.Properties = append(row.Properties, propertyRow{Name: pr.Name, Type: pr.Type, Format: pr.Format,
 				Enum: strings.Join(pr.Enum, ", "), Normalize: strings.Join(pr.Normalize, ", "),
 				Required: slices.Contains(ct.Required, pr.Name), Irreversible: pr.Irreversible, Sensitive: pr.Sensitive})
 		}
-		d = append(d, row)
+		d.Contracts = append(d.Contracts, row)
 	}
 	p.Nav, p.Data = "contracts", d
 	c.render(w, r, http.StatusOK, "contracts", p)

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -468,5 +470,60 @@ func TestOverviewExpiring(t *testing.T) {
 	_, body = get(t, c, srv.URL+"/console/sessions?stale=1h0m0s&status=active&tool=bank.block_card")
 	if got := picks(body); len(got) != 2 {
 		t.Errorf("the block_card link lists %v, want block-old and block-mid", got)
+	}
+}
+
+// The contracts page shows each tool's lint findings, as `slotd contract
+// lint` finds them in the loaded source, and its cost per provider.
+func TestContractsLintAndCost(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../contracts/bank.check_balance.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same tool under another name, its slot's description and
+	// question taken out: two warnings.
+	noted := strings.Replace(string(src), `"name": "bank.check_balance"`, `"name": "bank.check_note"`, 1)
+	noted = regexp.MustCompile(`"description": "Last four digits[^"]*",`).ReplaceAllString(noted, "")
+	for name, body := range map[string]string{"bank.check_balance.json": string(src), "bank.check_note.json": noted} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newFixtureDir(t, dir, "", "ops:"+adminKey, 0)
+	srv := httptest.NewServer(f.console)
+	defer srv.Close()
+	c, _ := signedIn(t, srv)
+	resp, body := get(t, c, srv.URL+"/console/contracts")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("contracts: %d\n%s", resp.StatusCode, body)
+	}
+	section := func(tool string) string {
+		i := strings.Index(body, `<section class="contract" id="`+tool+`">`)
+		if i < 0 {
+			t.Fatalf("no section of %s", tool)
+		}
+		j := strings.Index(body[i:], "</section>")
+		return body[i : i+j]
+	}
+	clean, noisy := section("bank.check_balance"), section("bank.check_note")
+	if !strings.Contains(clean, "lint-clean") || strings.Contains(clean, `class="warning"`) {
+		t.Errorf("the shipped contract shows findings:\n%s", clean)
+	}
+	if !strings.Contains(noisy, `<li class="warning"><strong>warning</strong> <code>#/properties/card_last4</code>: no description`) {
+		t.Errorf("the contract without a slot description shows no finding about it:\n%s", noisy)
+	}
+	// Costs: a row per provider, the figures of provider.Sizes.
+	for _, prov := range []string{"openai", "openai-chat", "anthropic", "plain", "mcp"} {
+		if !strings.Contains(clean, "<tr><td>"+prov+"</td><td>") {
+			t.Errorf("no cost with %s", prov)
+		}
+	}
+	if !regexp.MustCompile(`<tr><td>openai</td><td>506</td><td>127</td></tr>`).MatchString(clean) {
+		t.Errorf("the cost with openai is not the measured 506 bytes, ~127 tokens:\n%s", clean)
+	}
+	if !strings.Contains(body, `id="cost-total"`) {
+		t.Errorf("no total cost")
 	}
 }
