@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -84,7 +85,14 @@ type Console struct {
 	signins *signins
 	limit   *limiter
 	turns   *sampler
-	mux     *http.ServeMux
+	play    struct {
+		mu     sync.Mutex
+		turns  int
+		engine *session.Engine
+		slots  *api.SlotService
+		admin  *api.AdminService
+	}
+	mux *http.ServeMux
 }
 
 // New builds the console.
@@ -104,8 +112,8 @@ func New(cfg Config) (*Console, error) {
 	c := &Console{cfg: cfg, pages: map[string]*template.Template{}, signins: newSignins(cfg.SignInTTL, cfg.Clock),
 		limit: newLimiter(cfg.Clock),
 		turns: newSampler(cfg.Metrics)}
-	for _, name := range []string{"signin", "overview", "sessions", "confirm", "done", "story", "erased", "contracts", "error"} {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
+	for _, name := range []string{"signin", "overview", "sessions", "confirm", "done", "story", "erased", "contracts", "playground", "error"} {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/storybody.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
 		}
@@ -127,6 +135,8 @@ func New(cfg Config) (*Console, error) {
 	mux.Handle("GET "+Path+"story", c.operator(c.story))
 	mux.Handle("POST "+Path+"story/erase", c.operator(c.erase))
 	mux.Handle("GET "+Path+"contracts", c.operator(c.contracts))
+	mux.Handle("GET "+Path+"playground", c.operator(c.playgroundPage))
+	mux.Handle("POST "+Path+"playground", c.operator(c.playgroundTurn))
 	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusNotFound, "error", &page{Error: "console.not_found"})
 	})

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/slotd/slotd/api"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/contract/provider"
 	"github.com/slotd/slotd/session"
@@ -421,11 +422,23 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 		c.render(w, r, http.StatusBadRequest, "error", p)
 		return
 	}
-	h, err := c.cfg.Admin.GetSessionHistory(r.Context(), req)
+	d, err := buildStory(r, c.cfg.Admin, c.cfg.Engine, req)
 	if err != nil {
 		p.Problem = c.failure(r.Context(), err)
 		c.render(w, r, http.StatusNotFound, "error", p)
 		return
+	}
+	d.Others = c.others(r, req.Tenant, d.Conversation, d.ID)
+	p.Data = d
+	c.render(w, r, http.StatusOK, "story", p)
+}
+
+// buildStory is the story of the session req names, read through admin,
+// with the replays the store of engine records.
+func buildStory(r *http.Request, admin *api.AdminService, engine *session.Engine, req *slotdv1.GetSessionHistoryRequest) (storyData, error) {
+	h, err := admin.GetSessionHistory(r.Context(), req)
+	if err != nil {
+		return storyData{}, err
 	}
 	s := h.GetSession()
 	d := storyData{Sel: url.PathEscape(req.Tenant) + "/" + s.GetId(), Tenant: req.Tenant, ID: s.GetId(), Conversation: s.GetConversationId(), Tool: s.GetTool(),
@@ -440,7 +453,7 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 		d.Steps = append(d.Steps, step{TurnID: t.GetTurnId(), Version: t.GetVersion(), At: t.GetAt().AsTime().UTC().Format(time.DateTime),
 			Action: strings.ToLower(strings.TrimPrefix(t.GetAction().String(), "ACTION_")), Request: req})
 	}
-	c.replays(r, req.Tenant, s.GetId(), d.Steps)
+	replays(r, engine, req.Tenant, s.GetId(), d.Steps)
 	slots := map[string]*slotStory{}
 	var names []string
 	for _, ch := range h.GetChanges() {
@@ -476,19 +489,17 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 	for _, n := range names {
 		d.Slots = append(d.Slots, *slots[n])
 	}
-	d.Others = c.others(r, req.Tenant, d.Conversation, d.ID)
-	p.Data = d
-	c.render(w, r, http.StatusOK, "story", p)
+	return d, nil
 }
 
 // replays fills in the steps' replays, which the store records with each
 // turn (session.TurnRecord.Replays) and the admin API does not carry.
-func (c *Console) replays(r *http.Request, tenant, id string, steps []step) {
-	s, err := c.cfg.Engine.Find(r.Context(), session.Lookup{Tenant: tenant, SessionID: id}, tenant == "")
+func replays(r *http.Request, engine *session.Engine, tenant, id string, steps []step) {
+	s, err := engine.Find(r.Context(), session.Lookup{Tenant: tenant, SessionID: id}, tenant == "")
 	if err != nil {
 		return
 	}
-	h, err := c.cfg.Engine.History(r.Context(), session.Lookup{Tenant: s.Key.Tenant, SessionID: s.ID})
+	h, err := engine.History(r.Context(), session.Lookup{Tenant: s.Key.Tenant, SessionID: s.ID})
 	if err != nil {
 		return
 	}

@@ -527,3 +527,78 @@ func TestContractsLintAndCost(t *testing.T) {
 		t.Errorf("no total cost")
 	}
 }
+
+var playAction = regexp.MustCompile(`<strong id="play-action">([^<]+)</strong>`)
+
+// A playground dialogue with the dispute, as JSON arguments, to READY: it
+// runs on the console's own memory store, in a conversation of the
+// playground tenant, and leaves the server's store as it was.
+func TestPlaygroundToReady(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "", "ops:"+adminKey, 0)
+	f.turn("acme", "real-1", "bank.open_dispute", "t", map[string]any{"reason": "fraud"})
+	srv := httptest.NewServer(f.console)
+	defer srv.Close()
+	c, token := signedIn(t, srv)
+	_, body := get(t, c, srv.URL+"/console/playground?tool=bank.open_dispute")
+	conv := regexp.MustCompile(`name="conversation" value="(play-[^"]+)"`).FindStringSubmatch(body)
+	if conv == nil {
+		t.Fatalf("no playground conversation:\n%s", body)
+	}
+	send := func(args, confirm string) (int, string, string) {
+		t.Helper()
+		resp, body := post(t, c, srv.URL+"/console/playground", url.Values{"csrf": {token}, "conversation": {conv[1]},
+			"tool": {"bank.open_dispute"}, "arguments": {args}, "confirmation": {confirm}, "locale": {"en"}})
+		m := playAction.FindStringSubmatch(body)
+		if m == nil {
+			return resp.StatusCode, "", body
+		}
+		return resp.StatusCode, m[1], body
+	}
+	steps := []struct{ args, confirm, want string }{
+		{`{"card_last4": "карта •• 4417", "operation_date": "2026-01-10"}`, "", "ask"},
+		{`{"amount": "1 200,50 ₽", "reason": "fraud"}`, "", "ask for approval"},
+		{`{}`, "yes", "ready"},
+	}
+	var last string
+	for i, s := range steps {
+		status, action, body := send(s.args, s.confirm)
+		if status != http.StatusOK || action != s.want {
+			t.Fatalf("turn %d: %d %q, want %q\n%s", i+1, status, action, s.want, body)
+		}
+		last = body
+	}
+	// The answer is shown as the story: three turns, the slots filled.
+	for _, want := range []string{`id="steps"`, "4417", `&#34;1200.50&#34;`, `&#34;fraud&#34;`} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the playground's story lacks %q", want)
+		}
+	}
+	if n := strings.Count(last, `<p class="step">`); n != 3 {
+		t.Errorf("the playground's story shows %d turns, want 3", n)
+	}
+	// Bad input is refused, shown, never a crash.
+	for _, bad := range []url.Values{
+		{"arguments": {`{"amount": `}},
+		{"arguments": {`[1, 2]`}},
+		{"arguments": {`{} {}`}},
+		{"conversation": {"real-1"}},
+		{"tool": {"bank.no_such_tool"}},
+	} {
+		form := url.Values{"csrf": {token}, "conversation": {conv[1]}, "tool": {"bank.open_dispute"}, "arguments": {"{}"}}
+		for k, v := range bad {
+			form[k] = v
+		}
+		if resp, body := post(t, c, srv.URL+"/console/playground", form); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `role="alert"`) {
+			t.Errorf("playground with %v: %d, want 400 with the reason shown", bad, resp.StatusCode)
+		}
+	}
+	if resp, _ := post(t, c, srv.URL+"/console/playground", url.Values{"conversation": {conv[1]}, "tool": {"bank.open_dispute"}}); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("playground without the CSRF token: %d, want 403", resp.StatusCode)
+	}
+	// The server's store holds the real conversation only.
+	list, _, err := f.engine.ListSessions(context.Background(), session.Filter{AnyTenant: true})
+	if err != nil || len(list) != 1 || list[0].Key.Tenant != "acme" {
+		t.Errorf("the server's store after the playground: %d sessions, %v", len(list), err)
+	}
+}
