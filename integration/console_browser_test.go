@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +36,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		"--api-keys", "bank:"+bankKey, "--admin-keys", "ops:"+adminKey)
 	base := "http://" + p.httpAddr
 	turns := []string{
+		// A balance check READY at once: first-attempt validity 100%.
+		`{"conversation_id":"balance-1","tool":"bank.check_balance","turn_id":"b1","arguments":{"card_last4":"4417"}}`,
 		// The README's dispute, then a changed amount (irreversible: it
 		// waits for re-confirmation) and the reason.
 		`{"conversation_id":"chat-42","tool":"bank.open_dispute","turn_id":"chat-42/1","locale":"ru","time_zone":"Europe/Moscow",
@@ -42,6 +45,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		`{"conversation_id":"chat-42","tool":"bank.open_dispute","turn_id":"chat-42/2","locale":"ru","time_zone":"Europe/Moscow",
 		  "arguments":{"amount":"1 250 ₽","reason":"duplicate"}}`,
 	}
+	// The client retries the dispute's first turn: a replay, recorded.
+	turns = append(turns, turns[1])
 	for i, conv := range []string{"browser-a", "browser-b"} {
 		turns = append(turns, fmt.Sprintf(`{"conversation_id":%q,"tool":"bank.open_dispute","turn_id":"t%d","arguments":{"reason":"fraud"}}`, conv, i))
 	}
@@ -64,7 +69,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel = context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
 
 	var mu sync.Mutex
@@ -100,13 +105,64 @@ func TestConsoleInBrowser(t *testing.T) {
 			return os.WriteFile(filepath.Join(shots, name+".png"), b, 0o644)
 		})
 	}
-	var refused, confirm, done, status, story, dispute string
+	// axe-core, from the committed lockfile, injected into each page.
+	axeDir := npmExample(t, "integration/testdata/axe")
+	if lic, err := os.ReadFile(filepath.Join(axeDir, "node_modules", "axe-core", "LICENSE")); err != nil || !strings.Contains(string(lic), "Mozilla Public License") {
+		t.Fatalf("axe-core's license is not where npm puts it: %v", err)
+	}
+	axeSrc, err := os.ReadFile(filepath.Join(axeDir, "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	violations := map[string][]string{}
+	pages := map[string]string{}
+	// check runs axe on the page and keeps its serious and critical
+	// violations, and the page's HTML for the card number scan.
+	check := func(name string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			var loaded bool
+			if err := chromedp.Evaluate(string(axeSrc)+";true", &loaded).Do(ctx); err != nil {
+				return fmt.Errorf("axe on %s: %w", name, err)
+			}
+			var found []string
+			run := `axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations
+				.filter(v => v.impact === "serious" || v.impact === "critical")
+				.map(v => v.impact + " " + v.id + ": " + v.nodes.map(n => n.target.join(" ")).join(", ")))`
+			if err := chromedp.Evaluate(run, &found, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
+				return p.WithAwaitPromise(true)
+			}).Do(ctx); err != nil {
+				return fmt.Errorf("axe on %s: %w", name, err)
+			}
+			if len(found) > 0 {
+				violations[name] = found
+			}
+			var html string
+			if err := chromedp.OuterHTML("html", &html, chromedp.ByQuery).Do(ctx); err != nil {
+				return err
+			}
+			pages[name] = html
+			return shot(name).Do(ctx)
+		})
+	}
+	var refused, confirm, done, status, story, dispute, tools string
+	var playActions [3]string
+	// sent clicks sel, which posts the playground's form, and waits for the
+	// page the post answers with: the page it left is marked, so that its
+	// own #answer is never taken for the new one's.
+	sent := func(sel string) chromedp.Action {
+		return chromedp.Tasks{
+			chromedp.Evaluate(`window.slotdLeft = true`, nil),
+			chromedp.Click(sel, chromedp.ByID),
+			chromedp.Poll(`!window.slotdLeft && document.getElementById("play-action") !== null`, nil,
+				chromedp.WithPollingTimeout(30*time.Second)),
+		}
+	}
 	var rows []*cdp.Node
 	err = chromedp.Run(ctx,
 		cdplog.Enable(),
 		chromedp.Navigate(base+"/console/"),
 		chromedp.WaitVisible("#key", chromedp.ByID),
-		shot("signin"),
+		check("signin"),
 		// A tenant's key is refused.
 		chromedp.SendKeys("#key", bankKey, chromedp.ByID),
 		chromedp.Click("#signin", chromedp.ByID),
@@ -115,15 +171,17 @@ func TestConsoleInBrowser(t *testing.T) {
 		// The admin key opens the console, by keyboard alone.
 		chromedp.SendKeys("#key", adminKey+"\r", chromedp.ByID),
 		chromedp.WaitVisible("#turns", chromedp.ByID),
-		shot("overview"),
+		chromedp.Text("#tools", &tools, chromedp.ByID),
+		check("overview"),
 		chromedp.Click(`a[href="/console/sessions"]`, chromedp.ByQuery),
 		chromedp.WaitVisible("#reset", chromedp.ByID),
 		chromedp.Nodes(`input[name="sel"]`, &rows, chromedp.ByQueryAll),
-		shot("sessions"),
+		check("sessions"),
 		chromedp.Click(`input[name="sel"]`, chromedp.ByQuery),
 		chromedp.Click("#reset", chromedp.ByID),
 		chromedp.WaitVisible("#confirm", chromedp.ByID),
 		chromedp.Text("#confirm-text", &confirm, chromedp.ByID),
+		check("confirm"),
 		chromedp.Click("#confirm", chromedp.ByID),
 		chromedp.WaitVisible("#done", chromedp.ByID),
 		chromedp.Text("#done", &done, chromedp.ByID),
@@ -134,19 +192,46 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(`table.list tbody a`, chromedp.ByQuery),
 		chromedp.WaitVisible("#steps", chromedp.ByID),
 		chromedp.Text("#steps", &story, chromedp.ByID),
-		shot("story"),
+		check("story"),
 		chromedp.Navigate(base+"/console/story?tenant=bank&conversation=chat-42"),
 		chromedp.WaitVisible("#steps", chromedp.ByID),
 		chromedp.Text("main", &dispute, chromedp.ByQuery),
-		shot("dispute"),
+		check("dispute"),
 		chromedp.Navigate(base+"/console/contracts"),
 		chromedp.WaitVisible("#bank\\.open_dispute", chromedp.ByQuery),
-		shot("contracts"),
+		check("contracts"),
+		// A playground dialogue to READY.
+		chromedp.Navigate(base+"/console/playground?tool=bank.open_dispute"),
+		chromedp.WaitVisible("#arguments", chromedp.ByID),
+		check("playground"),
+		chromedp.SetValue("#arguments", `{"card_last4": "•• 4417", "operation_date": "2026-01-10"}`, chromedp.ByID),
+		sent("#send"),
+		chromedp.WaitVisible("#answer", chromedp.ByID),
+		chromedp.Text("#play-action", &playActions[0], chromedp.ByID),
+		chromedp.SetValue("#arguments", `{"amount": "1 200,50 ₽", "reason": "fraud"}`, chromedp.ByID),
+		sent("#send"),
+		chromedp.WaitVisible("#answer", chromedp.ByID),
+		chromedp.Text("#play-action", &playActions[1], chromedp.ByID),
+		chromedp.SetValue("#arguments", `{}`, chromedp.ByID),
+		chromedp.Click("#confirm-yes", chromedp.ByID),
+		sent("#send"),
+		chromedp.WaitVisible("#answer", chromedp.ByID),
+		chromedp.Text("#play-action", &playActions[2], chromedp.ByID),
+		check("playground-ready"),
 	)
 	if err != nil {
 		t.Fatalf("browser: %v (log: %s)", err, p.log)
 	}
 	t.Logf("screenshots in %s", shots)
+	if playActions != [3]string{"ask", "ask for approval", "ready"} {
+		t.Errorf("the playground dialogue answered %q, want ask, ask for approval, ready", playActions)
+	}
+	if !strings.Contains(tools, "bank.check_balance") || !strings.Contains(tools, "100.0%") {
+		t.Errorf("the overview's tools do not show the balance check's first-attempt validity:\n%s", tools)
+	}
+	if !strings.Contains(dispute, "Delivered again 1 time(s)") {
+		t.Errorf("the dispute's story does not show the replay of chat-42/1:\n%s", dispute)
+	}
 	if !strings.Contains(refused, "tenant") {
 		t.Errorf("the tenant's key was not refused as one: %q", refused)
 	}
@@ -158,8 +243,8 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("the dispute's story does not show %q:\n%s", want, dispute)
 		}
 	}
-	if len(rows) != 3 {
-		t.Errorf("the sessions page lists %d sessions, want 3", len(rows))
+	if len(rows) != 4 {
+		t.Errorf("the sessions page lists %d sessions, want 4", len(rows))
 	}
 	if !strings.Contains(confirm, "Reset 1 session(s) of the tenants: bank?") {
 		t.Errorf("confirmation: %q", confirm)
@@ -183,6 +268,41 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Sessions) != 1 {
 		t.Errorf("the admin API lists %d reset sessions (%v), want 1", len(list.Sessions), err)
+	}
+	// The PAN test's spellings sent, then every page scanned: no card
+	// number in any.
+	for i, sp := range cardSpellings() {
+		args, _ := json.Marshal(map[string]any{"card_last4": sp.text, "reason": sp.text, "amount": sp.text})
+		body := fmt.Sprintf(`{"conversation_id":"cards-%d","tool":"bank.open_dispute","turn_id":"c%d","arguments":%s}`, i%4, i, args)
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/turn", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+bankKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(base+"/console/"), chromedp.WaitVisible("#turns", chromedp.ByID), check("cards-overview"),
+		chromedp.Navigate(base+"/console/sessions?prefix=cards-"), chromedp.WaitVisible("#reset", chromedp.ByID), check("cards-sessions"),
+		chromedp.Navigate(base+"/console/story?tenant=bank&conversation=cards-0"), chromedp.WaitVisible("#steps", chromedp.ByID), check("cards-story-0"),
+		chromedp.Navigate(base+"/console/story?tenant=bank&conversation=cards-1"), chromedp.WaitVisible("#steps", chromedp.ByID), check("cards-story-1"),
+		chromedp.Navigate(base+"/console/story?tenant=bank&conversation=cards-2"), chromedp.WaitVisible("#steps", chromedp.ByID), check("cards-story-2"),
+		chromedp.Navigate(base+"/console/story?tenant=bank&conversation=cards-3"), chromedp.WaitVisible("#steps", chromedp.ByID), check("cards-story-3"),
+	)
+	if err != nil {
+		t.Fatalf("browser, after the card spellings: %v", err)
+	}
+	for name, html := range pages {
+		if l := leaks(html); len(l) > 0 {
+			t.Errorf("the %s page shows a card number: %q", name, l)
+		}
+	}
+	if !regexp.MustCompile(`turn <code>c\d+</code>`).MatchString(pages["cards-story-0"]) {
+		t.Errorf("the story of the card spellings does not show their turns")
+	}
+	for name, v := range violations {
+		t.Errorf("axe on the %s page: %q", name, v)
 	}
 	mu.Lock()
 	defer mu.Unlock()

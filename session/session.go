@@ -179,7 +179,16 @@ type TurnRecord struct {
 	At       time.Time
 	// ContractVersion is the contract version the turn ran on.
 	ContractVersion string
+	// Replays is how many times the turn_id came again and was answered
+	// from Response; ReplayedAt when the last of them came (at most
+	// MaxReplayTimes, oldest first).
+	Replays    int
+	ReplayedAt []time.Time
 }
+
+// MaxReplayTimes bounds the replay times a turn keeps: a client retrying
+// without end grows a count, not a list.
+const MaxReplayTimes = 16
 
 // ChangeRecord is one slot change in the history: the audit trail.
 type ChangeRecord struct {

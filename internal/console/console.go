@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,11 +55,15 @@ type Config struct {
 	Metrics prometheus.Gatherer
 	// StaleAfter is the idle time the overview counts a session stale after.
 	StaleAfter time.Duration
+	// TTL is the idle time sessions expire after, unless their contract
+	// sets its own; the overview counts those about to. None when 0.
+	TTL time.Duration
 	// SignInTTL is how long a sign-in lasts; DefaultSignInTTL when 0.
 	SignInTTL time.Duration
 	// OnRefuse is told of each refused sign-in: "unauthenticated" (a key
-	// that is none of the server's) or "permission_denied" (a tenant's
-	// key; a keyless server's non-loopback client).
+	// that is none of the server's), "permission_denied" (a tenant's
+	// key; a keyless server's non-loopback client) or "rate_limited" (a
+	// source past its refused sign-ins, limit.go).
 	OnRefuse func(reason string)
 	// PageSize is the sessions a page lists; DefaultPageSize when 0.
 	PageSize int
@@ -78,8 +83,16 @@ type Console struct {
 	pages   map[string]*template.Template
 	static  http.Handler
 	signins *signins
+	limit   *limiter
 	turns   *sampler
-	mux     *http.ServeMux
+	play    struct {
+		mu     sync.Mutex
+		turns  int
+		engine *session.Engine
+		slots  *api.SlotService
+		admin  *api.AdminService
+	}
+	mux *http.ServeMux
 }
 
 // New builds the console.
@@ -97,9 +110,10 @@ func New(cfg Config) (*Console, error) {
 		cfg.SignInTTL = DefaultSignInTTL
 	}
 	c := &Console{cfg: cfg, pages: map[string]*template.Template{}, signins: newSignins(cfg.SignInTTL, cfg.Clock),
+		limit: newLimiter(cfg.Clock),
 		turns: newSampler(cfg.Metrics)}
-	for _, name := range []string{"signin", "overview", "sessions", "confirm", "done", "story", "erased", "contracts", "error"} {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
+	for _, name := range []string{"signin", "overview", "sessions", "confirm", "done", "story", "erased", "contracts", "playground", "error"} {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/storybody.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
 		}
@@ -121,6 +135,8 @@ func New(cfg Config) (*Console, error) {
 	mux.Handle("GET "+Path+"story", c.operator(c.story))
 	mux.Handle("POST "+Path+"story/erase", c.operator(c.erase))
 	mux.Handle("GET "+Path+"contracts", c.operator(c.contracts))
+	mux.Handle("GET "+Path+"playground", c.operator(c.playgroundPage))
+	mux.Handle("POST "+Path+"playground", c.operator(c.playgroundTurn))
 	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusNotFound, "error", &page{Error: "console.not_found"})
 	})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -65,7 +66,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, apiKeys, adminKeys string, pageSize int) *fixture {
 	t.Helper()
-	cat, err := contract.LoadDir("../../contracts")
+	return newFixtureDir(t, "../../contracts", apiKeys, adminKeys, pageSize)
+}
+
+// newFixtureDir is newFixture with the contracts of dir.
+func newFixtureDir(t *testing.T, dir, apiKeys, adminKeys string, pageSize int) *fixture {
+	t.Helper()
+	cat, err := contract.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +86,7 @@ func newFixture(t *testing.T, apiKeys, adminKeys string, pageSize int) *fixture 
 	log := slog.New(slog.NewJSONHandler(f.logs, nil))
 	f.slots = api.NewSlotService(f.engine)
 	f.console, err = console.New(console.Config{Admin: api.NewAdminService(f.engine, log, clock), Engine: f.engine,
-		Keys: keys, StaleAfter: 30 * time.Minute, PageSize: pageSize, Log: log, Clock: clock,
+		Keys: keys, StaleAfter: 30 * time.Minute, TTL: 48 * time.Hour, PageSize: pageSize, Log: log, Clock: clock,
 		OnRefuse: func(reason string) { f.mu.Lock(); f.refused[reason]++; f.mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
@@ -303,13 +310,15 @@ func TestCSRF(t *testing.T) {
 	if sel == nil {
 		t.Fatalf("no session to pick:\n%s", body)
 	}
+	// Another token: the last character changed (never to itself).
+	other := token[:len(token)-1] + map[bool]string{true: "B", false: "A"}[strings.HasSuffix(token, "A")]
 	for _, tc := range []struct {
 		name string
 		form url.Values
 	}{
 		{"no token", url.Values{"sel": {sel[1]}, "confirm": {"yes"}}},
 		{"empty token", url.Values{"sel": {sel[1]}, "confirm": {"yes"}, "csrf": {""}}},
-		{"another token", url.Values{"sel": {sel[1]}, "confirm": {"yes"}, "csrf": {token[:len(token)-1] + "A"}}},
+		{"another token", url.Values{"sel": {sel[1]}, "confirm": {"yes"}, "csrf": {other}}},
 		{"two tokens, the first wrong", url.Values{"sel": {sel[1]}, "confirm": {"yes"}, "csrf": {"x", token}}},
 	} {
 		if resp, _ := post(t, c, srv.URL+"/console/sessions/reset", tc.form); resp.StatusCode != http.StatusForbidden {
@@ -388,5 +397,85 @@ func TestFormBound(t *testing.T) {
 	}
 	if resp, _ := post(t, c, srv.URL+"/console/sessions/reset", url.Values{"csrf": {token}, "sel": {"x/y"}}); resp.StatusCode != http.StatusOK {
 		t.Errorf("a small form: %d, want the confirmation", resp.StatusCode)
+	}
+}
+
+// Refused sign-ins are limited per address: past ten, even the admin key
+// is refused until the address has waited; other addresses are not held
+// up, and an IPv6 machine cannot step around it within its /64.
+func TestSignInRateLimit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "acme:"+tenantKey, "ops:"+adminKey, 0)
+	try := func(remote, key string) *httptest.ResponseRecorder {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodGet, "/console/signin", nil)
+		r.RemoteAddr = remote
+		w := httptest.NewRecorder()
+		f.console.ServeHTTP(w, r)
+		pre := w.Result().Cookies()[0]
+		form := url.Values{"csrf": {csrf(t, w.Body.String())}, "key": {key}}
+		r = httptest.NewRequest(http.MethodPost, "/console/signin", strings.NewReader(form.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.AddCookie(pre)
+		r.RemoteAddr = remote
+		w = httptest.NewRecorder()
+		f.console.ServeHTTP(w, r)
+		return w
+	}
+	// Good sign-ins take nothing from the allowance.
+	for range 15 {
+		if w := try("203.0.113.9:1000", adminKey); w.Code != http.StatusSeeOther {
+			t.Fatalf("the admin key: %d", w.Code)
+		}
+	}
+	for i := range 10 {
+		key := fmt.Sprintf("guess-%d-%s", i, adminKey[:6])
+		if i%2 == 1 {
+			key = tenantKey
+		}
+		if w := try("203.0.113.9:1000", key); w.Code == http.StatusTooManyRequests {
+			t.Fatalf("refused try %d already limited", i+1)
+		}
+	}
+	for _, key := range []string{"guess-11", adminKey} {
+		w := try("203.0.113.9:4000", key)
+		if w.Code != http.StatusTooManyRequests || sessionCookie(w.Result()) != nil || w.Header().Get("Retry-After") == "" ||
+			!strings.Contains(w.Body.String(), "Too many refused sign-ins") {
+			t.Errorf("try past the limit with %q: %d, Retry-After %q, want 429 with no cookie\n%s", key[:5], w.Code, w.Header().Get("Retry-After"), w.Body.String())
+		}
+	}
+	if w := try("198.51.100.4:1", adminKey); w.Code != http.StatusSeeOther {
+		t.Errorf("another address with the admin key: %d, want a sign-in", w.Code)
+	}
+	// One more try after signinEvery.
+	f.mu.Lock()
+	f.now = f.now.Add(31 * time.Second)
+	f.mu.Unlock()
+	if w := try("203.0.113.9:1000", "guess-12"); w.Code != http.StatusUnauthorized {
+		t.Errorf("after 31s a wrong key: %d, want 401", w.Code)
+	}
+	if w := try("203.0.113.9:1000", adminKey); w.Code != http.StatusTooManyRequests {
+		t.Errorf("the try after it: %d, want 429", w.Code)
+	}
+	f.mu.Lock()
+	f.now = f.now.Add(31 * time.Second)
+	f.mu.Unlock()
+	if w := try("203.0.113.9:1000", adminKey); w.Code != http.StatusSeeOther {
+		t.Errorf("after waiting, the admin key: %d, want a sign-in", w.Code)
+	}
+	// IPv6: the addresses of one /64 share an allowance.
+	for i := range 10 {
+		try(fmt.Sprintf("[2001:db8:1:2::%x]:443", i+1), "guess")
+	}
+	if w := try("[2001:db8:1:2:ffff::1]:443", adminKey); w.Code != http.StatusTooManyRequests {
+		t.Errorf("another address of the /64: %d, want 429", w.Code)
+	}
+	if w := try("[2001:db8:1:3::1]:443", adminKey); w.Code != http.StatusSeeOther {
+		t.Errorf("another /64: %d, want a sign-in", w.Code)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.refused["rate_limited"] != 4 {
+		t.Errorf("rate-limited sign-ins counted %d, want 4 (%v)", f.refused["rate_limited"], f.refused)
 	}
 }

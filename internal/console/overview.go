@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,8 +19,13 @@ import (
 const (
 	actionsMetric  = "slotd_turn_actions_total"
 	durationMetric = "slotd_turn_duration_seconds"
-	// window is how many minutes of turns the overview draws.
+	readyMetric    = "slotd_sessions_ready_total"
+	reasksMetric   = "slotd_reasks_total"
+	handoffsMetric = "slotd_handoffs_total"
+	// window is how many minutes of turns the hour's chart draws.
 	window = 60
+	// day is how many minute samples are kept: the day's chart, by hour.
+	day = 24 * 60
 )
 
 // sampler keeps the turn count of each of the last window minutes.
@@ -48,19 +54,101 @@ func (s *sampler) sample(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.samples = append(s.samples, sample{at: now, turns: total})
-	if len(s.samples) > window+1 {
-		s.samples = slices.Delete(s.samples, 0, len(s.samples)-window-1)
+	if len(s.samples) > day+1 {
+		s.samples = slices.Delete(s.samples, 0, len(s.samples)-day-1)
 	}
 }
 
-// perMinute is the turns of each sampled minute, oldest first.
+// perMinute is the turns of each sampled minute of the last hour, oldest
+// first.
 func (s *sampler) perMinute() []sample {
+	all := s.minutes()
+	return all[max(0, len(all)-window):]
+}
+
+// minutes is the turns of each sampled minute of the last day.
+func (s *sampler) minutes() []sample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []sample
 	for i := 1; i < len(s.samples); i++ {
 		out = append(out, sample{at: s.samples[i].at, turns: max(0, s.samples[i].turns-s.samples[i-1].turns)})
 	}
+	return out
+}
+
+// perHour is the turns of each hour of the last day that has samples,
+// oldest first, each at the start of its hour.
+func (s *sampler) perHour() []sample {
+	var out []sample
+	for _, m := range s.minutes() {
+		// A sample counts the minute before it.
+		h := m.at.Add(-time.Nanosecond).Truncate(time.Hour)
+		if n := len(out); n > 0 && out[n-1].at.Equal(h) {
+			out[n-1].turns += m.turns
+			continue
+		}
+		out = append(out, sample{at: h, turns: m.turns})
+	}
+	return out[max(0, len(out)-24):]
+}
+
+// toolFigures are a tool's figures since the process started.
+type toolFigures struct {
+	Tool string
+	// Ready is the sessions that answered READY; FirstAttempt of them
+	// with no refused value or REPAIR on the way.
+	Ready, FirstAttempt float64
+	Reasks, Handoffs    float64
+	// Validity is FirstAttempt / Ready as a percentage, "—" without READY.
+	Validity string
+}
+
+// tools is each tool's first-attempt validity, re-asks and hand-offs,
+// from slotd_sessions_ready_total, slotd_reasks_total and
+// slotd_handoffs_total, by tool name.
+func (s *sampler) tools() []toolFigures {
+	by := map[string]*toolFigures{}
+	get := func(m *dto.Metric) *toolFigures {
+		tool := ""
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "tool" {
+				tool = l.GetValue()
+			}
+		}
+		if by[tool] == nil {
+			by[tool] = &toolFigures{Tool: tool}
+		}
+		return by[tool]
+	}
+	for _, f := range s.families() {
+		for _, m := range f.GetMetric() {
+			v := m.GetCounter().GetValue()
+			switch f.GetName() {
+			case readyMetric:
+				t := get(m)
+				t.Ready += v
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "first_attempt" && l.GetValue() == "true" {
+						t.FirstAttempt += v
+					}
+				}
+			case reasksMetric:
+				get(m).Reasks += v
+			case handoffsMetric:
+				get(m).Handoffs += v
+			}
+		}
+	}
+	var out []toolFigures
+	for _, t := range by {
+		t.Validity = "—"
+		if t.Ready > 0 {
+			t.Validity = strconv.FormatFloat(100*t.FirstAttempt/t.Ready, 'f', 1, 64) + "%"
+		}
+		out = append(out, *t)
+	}
+	slices.SortFunc(out, func(a, b toolFigures) int { return cmp.Compare(a.Tool, b.Tool) })
 	return out
 }
 

@@ -59,3 +59,62 @@ func TestSamplerFigures(t *testing.T) {
 		t.Errorf("%d minutes kept, want %d", n, window)
 	}
 }
+
+// Per tool: first-attempt validity from slotd_sessions_ready_total, the
+// re-asks and hand-offs summed over slots; and the day's chart sums the
+// minutes of each hour.
+func TestSamplerTools(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	actions := prometheus.NewCounterVec(prometheus.CounterOpts{Name: actionsMetric}, []string{"tool", "action"})
+	ready := prometheus.NewCounterVec(prometheus.CounterOpts{Name: readyMetric}, []string{"tool", "first_attempt"})
+	reasks := prometheus.NewCounterVec(prometheus.CounterOpts{Name: reasksMetric}, []string{"tool", "slot"})
+	handoffs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: handoffsMetric}, []string{"tool", "slot"})
+	reg.MustRegister(actions, ready, reasks, handoffs)
+	ready.WithLabelValues("bank.open_dispute", "true").Add(3)
+	ready.WithLabelValues("bank.open_dispute", "false").Add(1)
+	ready.WithLabelValues("bank.block_card", "false").Add(2)
+	ready.WithLabelValues("travel.search_flights", "true")
+	reasks.WithLabelValues("bank.open_dispute", "amount").Add(4)
+	reasks.WithLabelValues("bank.open_dispute", "reason").Add(1)
+	handoffs.WithLabelValues("bank.block_card", "_backend").Add(2)
+	handoffs.WithLabelValues("bank.open_dispute", "amount").Add(1)
+	s := newSampler(reg)
+	got := map[string]toolFigures{}
+	for _, f := range s.tools() {
+		got[f.Tool] = f
+	}
+	for tool, want := range map[string]toolFigures{
+		"bank.open_dispute":     {Tool: "bank.open_dispute", Ready: 4, FirstAttempt: 3, Reasks: 5, Handoffs: 1, Validity: "75.0%"},
+		"bank.block_card":       {Tool: "bank.block_card", Ready: 2, Handoffs: 2, Validity: "0.0%"},
+		"travel.search_flights": {Tool: "travel.search_flights", Validity: "—"},
+	} {
+		if got[tool] != want {
+			t.Errorf("%s: %+v, want %+v", tool, got[tool], want)
+		}
+	}
+
+	start := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	for i := range 3*60 + 1 {
+		actions.WithLabelValues("a", "ASK").Add(float64(i % 3))
+		s.sample(start.Add(time.Duration(i) * time.Minute))
+	}
+	hours := s.perHour()
+	if len(hours) != 3 || !hours[0].at.Equal(start) || hours[2].at != start.Add(2*time.Hour) {
+		t.Fatalf("per hour %v, want 10:00, 11:00, 12:00", hours)
+	}
+	for _, h := range hours {
+		if h.turns != 60 {
+			t.Errorf("hour %v: %v turns, want 60", h.at, h.turns)
+		}
+	}
+	for i := range 2 * day {
+		s.sample(start.Add(time.Duration(200+i) * time.Minute))
+	}
+	if n := len(s.minutes()); n != day {
+		t.Errorf("%d minutes kept, want %d", n, day)
+	}
+	if n := len(s.perHour()); n != 24 {
+		t.Errorf("%d hours drawn, want a day's", n)
+	}
+}

@@ -13,12 +13,18 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/slotd/slotd/api"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/contract/provider"
 	"github.com/slotd/slotd/session"
 )
 
 // DefaultPageSize is the sessions a page lists unless configured.
 const DefaultPageSize = 50
+
+// prefixPages bounds the admin API's pages one page of the sessions list
+// reads to find sessions of a conversation id prefix.
+const prefixPages = 20
 
 // bar is one bar of a chart, its geometry worked out here: the CSP allows
 // no inline style, and SVG attributes need none.
@@ -33,7 +39,13 @@ type bar struct {
 type overviewData struct {
 	Turns     float64
 	PerMinute []bar
-	Actions   []bar
+	PerHour   []bar
+	Tools     []toolRow
+	// Expiring is the active sessions whose ttl ends within expiringWithin.
+	Expiring     int
+	ExpiringMore bool
+	ExpiringIn   string
+	Actions      []bar
 	// ActionsHeight is the height of the action chart.
 	ActionsHeight int
 	P99           string
@@ -73,6 +85,19 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p *page) {
 		d.PerMinute = append(d.PerMinute, bar{Label: m.at.UTC().Format("15:04"), Value: m.turns,
 			X: i * step, Y: chartHeight - h, Width: step - 1, Height: h})
 	}
+	hours := c.turns.perHour()
+	top = 1
+	for _, h := range hours {
+		top = max(top, h.turns)
+	}
+	hstep := chartWidth / 24
+	for i, h := range hours {
+		ht := int(h.turns / top * chartHeight)
+		d.PerHour = append(d.PerHour, bar{Label: h.at.UTC().Format("15:04"), Value: h.turns,
+			X: i * hstep, Y: chartHeight - ht, Width: hstep - 2, Height: ht})
+	}
+	d.Tools, d.Expiring, d.ExpiringMore = c.toolRows(r, p)
+	d.ExpiringIn = expiringWithin.String()
 	if p99, above := c.turns.p99(); p99 > 0 {
 		d.P99, d.P99Above = p99.String(), above
 	}
@@ -89,6 +114,55 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p *page) {
 	}
 	p.Nav, p.Data = "overview", d
 	c.render(w, r, http.StatusOK, "overview", p)
+}
+
+// expiringWithin is how soon a session's ttl must end for the overview to
+// count it expiring (half the ttl when that is shorter).
+const expiringWithin = time.Hour
+
+// toolRow is a tool's line of the overview.
+type toolRow struct {
+	toolFigures
+	// Expiring is its active sessions whose ttl ends within
+	// expiringWithin, Link the list of them.
+	Expiring int
+	More     bool
+	Link     string
+}
+
+// toolRows are the overview's lines per tool: the figures of the metrics
+// and the sessions about to expire, by the tool's own ttl (the contract's
+// or --ttl); and the sum of those.
+func (c *Console) toolRows(r *http.Request, p *page) (rows []toolRow, expiring int, more bool) {
+	figs := map[string]toolFigures{}
+	for _, f := range c.turns.tools() {
+		figs[f.Tool] = f
+	}
+	for _, ct := range c.cfg.Engine.Contracts().All() {
+		f, ok := figs[ct.Name]
+		if !ok {
+			f = toolFigures{Tool: ct.Name, Validity: "—"}
+		}
+		row := toolRow{toolFigures: f}
+		ttl := c.cfg.TTL
+		if ct.TTL > 0 {
+			ttl = ct.TTL
+		}
+		if idle := ttl - min(expiringWithin, ttl/2); ttl > 0 {
+			list, err := c.cfg.Admin.ListSessions(r.Context(), &slotdv1.ListSessionsRequest{Tool: ct.Name,
+				Status: slotdv1.SessionStatus_SESSION_STATUS_ACTIVE, IdleLongerThan: durationpb.New(idle), PageSize: session.MaxLimit})
+			if err != nil {
+				p.Problem = c.failure(r.Context(), err)
+			} else {
+				row.Expiring, row.More = len(list.GetSessions()), list.GetNextPageToken() != ""
+				expiring += row.Expiring
+				more = more || row.More
+			}
+			row.Link = Path + "sessions?" + url.Values{"status": {"active"}, "tool": {ct.Name}, "stale": {idle.String()}}.Encode()
+		}
+		rows = append(rows, row)
+	}
+	return rows, expiring, more
 }
 
 // filter is the sessions list's query.
@@ -174,24 +248,37 @@ func (c *Console) sessions(w http.ResponseWriter, r *http.Request, p *page) {
 		}
 		req.IdleLongerThan = durationpb.New(dur)
 	}
-	list, err := c.cfg.Admin.ListSessions(r.Context(), req)
-	if err != nil {
-		p.Problem = c.failure(r.Context(), err)
-		c.render(w, r, http.StatusBadRequest, "sessions", p)
-		return
-	}
 	now := c.cfg.Clock()
-	for _, s := range list.GetSessions() {
-		ss := s.GetSession()
-		if f.Prefix != "" && !strings.HasPrefix(ss.GetConversationId(), f.Prefix) {
-			continue
+	// With a prefix (ListSessions has no such filter) the admin API's
+	// pages are read on until the console's page is full, at most
+	// prefixPages of them: a page shows no fewer rows than matched while
+	// more may follow, and its next link is the token of the last page
+	// read.
+	for read := 0; ; read++ {
+		list, err := c.cfg.Admin.ListSessions(r.Context(), req)
+		if err != nil {
+			p.Problem = c.failure(r.Context(), err)
+			c.render(w, r, http.StatusBadRequest, "sessions", p)
+			return
 		}
-		last := ss.GetUpdatedAt().AsTime()
-		d.Rows = append(d.Rows, sessionRow{Tenant: s.GetTenant(), ID: ss.GetId(), Conversation: ss.GetConversationId(),
-			Tool: ss.GetTool(), Status: statusName(ss.GetStatus()), Version: ss.GetVersion(),
-			LastUse: last.UTC().Format(time.DateTime), Idle: now.Sub(last).Truncate(time.Second).String(),
-			Missing: ss.GetMissing(), Sel: url.PathEscape(s.GetTenant()) + "/" + ss.GetId(),
-			Story: Path + "story?" + url.Values{"tenant": {s.GetTenant()}, "session": {ss.GetId()}}.Encode(), lastUse: last})
+		for _, s := range list.GetSessions() {
+			ss := s.GetSession()
+			if f.Prefix != "" && !strings.HasPrefix(ss.GetConversationId(), f.Prefix) {
+				continue
+			}
+			last := ss.GetUpdatedAt().AsTime()
+			d.Rows = append(d.Rows, sessionRow{Tenant: s.GetTenant(), ID: ss.GetId(), Conversation: ss.GetConversationId(),
+				Tool: ss.GetTool(), Status: statusName(ss.GetStatus()), Version: ss.GetVersion(),
+				LastUse: last.UTC().Format(time.DateTime), Idle: now.Sub(last).Truncate(time.Second).String(),
+				Missing: ss.GetMissing(), Sel: url.PathEscape(s.GetTenant()) + "/" + ss.GetId(),
+				Story: Path + "story?" + url.Values{"tenant": {s.GetTenant()}, "session": {ss.GetId()}}.Encode(), lastUse: last})
+		}
+		d.Next = list.GetNextPageToken()
+		if f.Prefix == "" || d.Next == "" || len(d.Rows) >= c.cfg.PageSize || read+1 >= prefixPages {
+			break
+		}
+		req.PageToken = d.Next
+		req.PageSize = int32(max(1, c.cfg.PageSize-len(d.Rows)))
 	}
 	slices.SortFunc(d.Rows, func(a, b sessionRow) int {
 		if f.Sort == "oldest" {
@@ -199,7 +286,6 @@ func (c *Console) sessions(w http.ResponseWriter, r *http.Request, p *page) {
 		}
 		return cmp.Or(b.lastUse.Compare(a.lastUse), cmp.Compare(b.ID, a.ID))
 	})
-	d.Next = list.GetNextPageToken()
 	c.render(w, r, http.StatusOK, "sessions", p)
 }
 
@@ -288,6 +374,10 @@ type step struct {
 	Action  string
 	Request string
 	Changes []change
+	// Replays is how often the turn_id came again, ReplayedAt when the
+	// last of those came.
+	Replays    int
+	ReplayedAt []string
 }
 
 // slotStory is why a slot has its value: the value and every change.
@@ -332,11 +422,23 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 		c.render(w, r, http.StatusBadRequest, "error", p)
 		return
 	}
-	h, err := c.cfg.Admin.GetSessionHistory(r.Context(), req)
+	d, err := buildStory(r, c.cfg.Admin, c.cfg.Engine, req)
 	if err != nil {
 		p.Problem = c.failure(r.Context(), err)
 		c.render(w, r, http.StatusNotFound, "error", p)
 		return
+	}
+	d.Others = c.others(r, req.Tenant, d.Conversation, d.ID)
+	p.Data = d
+	c.render(w, r, http.StatusOK, "story", p)
+}
+
+// buildStory is the story of the session req names, read through admin,
+// with the replays the store of engine records.
+func buildStory(r *http.Request, admin *api.AdminService, engine *session.Engine, req *slotdv1.GetSessionHistoryRequest) (storyData, error) {
+	h, err := admin.GetSessionHistory(r.Context(), req)
+	if err != nil {
+		return storyData{}, err
 	}
 	s := h.GetSession()
 	d := storyData{Sel: url.PathEscape(req.Tenant) + "/" + s.GetId(), Tenant: req.Tenant, ID: s.GetId(), Conversation: s.GetConversationId(), Tool: s.GetTool(),
@@ -351,6 +453,7 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 		d.Steps = append(d.Steps, step{TurnID: t.GetTurnId(), Version: t.GetVersion(), At: t.GetAt().AsTime().UTC().Format(time.DateTime),
 			Action: strings.ToLower(strings.TrimPrefix(t.GetAction().String(), "ACTION_")), Request: req})
 	}
+	replays(r, engine, req.Tenant, s.GetId(), d.Steps)
 	slots := map[string]*slotStory{}
 	var names []string
 	for _, ch := range h.GetChanges() {
@@ -386,9 +489,34 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 	for _, n := range names {
 		d.Slots = append(d.Slots, *slots[n])
 	}
-	d.Others = c.others(r, req.Tenant, d.Conversation, d.ID)
-	p.Data = d
-	c.render(w, r, http.StatusOK, "story", p)
+	return d, nil
+}
+
+// replays fills in the steps' replays, which the store records with each
+// turn (session.TurnRecord.Replays) and the admin API does not carry.
+func replays(r *http.Request, engine *session.Engine, tenant, id string, steps []step) {
+	s, err := engine.Find(r.Context(), session.Lookup{Tenant: tenant, SessionID: id}, tenant == "")
+	if err != nil {
+		return
+	}
+	h, err := engine.History(r.Context(), session.Lookup{Tenant: s.Key.Tenant, SessionID: s.ID})
+	if err != nil {
+		return
+	}
+	byTurn := map[string]session.TurnRecord{}
+	for _, t := range h.Turns {
+		byTurn[t.ID] = t
+	}
+	for i := range steps {
+		t, ok := byTurn[steps[i].TurnID]
+		if !ok || steps[i].TurnID == "" {
+			continue
+		}
+		steps[i].Replays = t.Replays
+		for _, at := range t.ReplayedAt {
+			steps[i].ReplayedAt = append(steps[i].ReplayedAt, at.UTC().Format(time.DateTime))
+		}
+	}
 }
 
 // others are the conversation's open sessions of each tool but the one
@@ -444,18 +572,37 @@ type contractRow struct {
 	Name, Version, Description string
 	Confirm                    bool
 	Properties                 []propertyRow
+	Costs                      []costRow
+	Findings                   []provider.Finding
+}
+
+type contractsData struct {
+	Contracts []contractRow
+	// Total is what every tool together costs per provider.
+	Total []costRow
+	// Set are the findings about the contracts together.
+	Set []provider.Finding
+	// Failed says lint or the sizes could not be worked out.
+	Failed string
 }
 
 func (c *Console) contracts(w http.ResponseWriter, r *http.Request, p *page) {
-	var d []contractRow
-	for _, ct := range c.cfg.Engine.Contracts().All() {
-		row := contractRow{Name: ct.Name, Version: ct.Version, Description: ct.Description, Confirm: ct.Confirm}
+	var d contractsData
+	all := c.cfg.Engine.Contracts().All()
+	checks := check(all)
+	if checks.err != nil {
+		d.Failed = checks.err.Error()
+	}
+	d.Total, d.Set = checks.costs["*"], checks.set
+	for _, ct := range all {
+		row := contractRow{Name: ct.Name, Version: ct.Version, Description: ct.Description, Confirm: ct.Confirm,
+			Costs: checks.costs[ct.Name], Findings: checks.findings[ct.Name]}
 		for _, pr := range ct.Properties {
 			row.Properties = append(row.Properties, propertyRow{Name: pr.Name, Type: pr.Type, Format: pr.Format,
 				Enum: strings.Join(pr.Enum, ", "), Normalize: strings.Join(pr.Normalize, ", "),
 				Required: slices.Contains(ct.Required, pr.Name), Irreversible: pr.Irreversible, Sensitive: pr.Sensitive})
 		}
-		d = append(d, row)
+		d.Contracts = append(d.Contracts, row)
 	}
 	p.Nav, p.Data = "contracts", d
 	c.render(w, r, http.StatusOK, "contracts", p)

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -82,8 +84,12 @@ func TestSessionsFilters(t *testing.T) {
 		{"stale=30m", []string{"acme", "acme"}, 1},
 		{"status=active&stale=2h", nil, 1},
 		{"status=reset", nil, 1},
-		{"prefix=acme-conv-3", []string{"acme"}, 2},
-		{"prefix=" + url.QueryEscape("<script>"), []string{"beta"}, 2},
+		// A prefix reads the admin API's pages on until the console's
+		// page is full: no empty first page before the match.
+		{"prefix=acme-conv-3", []string{"acme"}, 1},
+		{"prefix=" + url.QueryEscape("<script>"), []string{"beta"}, 1},
+		{"prefix=acme-conv-", []string{"acme", "acme", "acme", "acme"}, 2},
+		{"prefix=beta&tenant=beta", []string{"beta"}, 1},
 		{"tenant=nobody", nil, 1},
 	} {
 		got, pages := rows(tc.query)
@@ -200,6 +206,11 @@ func TestStory(t *testing.T) {
 	f.turn("acme", "dispute-1", "bank.open_dispute", "turn-1", map[string]any{"reason": "fraud", "original_operation_id": "op-SECRET-77"})
 	f.now = f.now.Add(time.Minute)
 	resp := f.turn("acme", "dispute-1", "bank.open_dispute", "turn-2", map[string]any{"reason": "duplicate", "card_last4": "4455"})
+	// The client retries turn-2 twice: both answered from the stored
+	// response, and recorded on the turn.
+	for range 2 {
+		f.turn("acme", "dispute-1", "bank.open_dispute", "turn-2", map[string]any{"reason": "duplicate", "card_last4": "4455"})
+	}
 	balance := f.turn("acme", "dispute-1", "bank.check_balance", "turn-3", map[string]any{})
 	srv := httptest.NewServer(f.console)
 	defer srv.Close()
@@ -219,6 +230,9 @@ func TestStory(t *testing.T) {
 			if !strings.Contains(body, want) {
 				t.Errorf("story?%s does not show %q\n%s", q, want, body)
 			}
+		}
+		if n := strings.Count(body, `<p class="replays">Delivered again 2 time(s)`); n != 1 {
+			t.Errorf("story?%s shows the replays of turn-2 %d times, want once", q, n)
 		}
 		if i, j := strings.Index(body, "turn-1"), strings.LastIndex(body, "turn-2"); i > j {
 			t.Errorf("story?%s: turn-2 before turn-1", q)
@@ -420,5 +434,171 @@ func TestOverviewStale(t *testing.T) {
 	_, body = get(t, c, srv.URL+"/console/sessions?stale=30m0s&status=active")
 	if got := picks(body); len(got) != 2 {
 		t.Errorf("the stale link lists %v", got)
+	}
+}
+
+// The overview counts the active sessions whose ttl ends within the hour,
+// by each tool's own ttl (the dispute's 24h, the card block's 2h), and
+// links each tool's to them.
+func TestOverviewExpiring(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "", "ops:"+adminKey, 0)
+	f.turn("acme", "dispute-old", "bank.open_dispute", "t", map[string]any{"reason": "fraud"})
+	f.turn("acme", "block-old", "bank.block_card", "t", map[string]any{})
+	f.now = f.now.Add(22*time.Hour + 30*time.Minute)
+	f.turn("beta", "block-mid", "bank.block_card", "t", map[string]any{})
+	f.turn("beta", "dispute-mid", "bank.open_dispute", "t", map[string]any{"reason": "fraud"})
+	f.now = f.now.Add(time.Hour + time.Minute)
+	f.turn("beta", "block-new", "bank.block_card", "t", map[string]any{})
+	srv := httptest.NewServer(f.console)
+	defer srv.Close()
+	c, _ := signedIn(t, srv)
+	resp, body := get(t, c, srv.URL+"/console/")
+	// block-old is long expired (23h30m idle, ttl 2h) but still active
+	// until a turn or the sweep ends it: it counts too.
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `<p class="big" id="expiring">3</p>`) {
+		t.Fatalf("overview: %d, want 3 expiring\n%s", resp.StatusCode, body)
+	}
+	for tool, want := range map[string]string{
+		"bank.open_dispute": `/console/sessions?stale=23h0m0s&amp;status=active&amp;tool=bank.open_dispute">1<`,
+		"bank.block_card":   `/console/sessions?stale=1h0m0s&amp;status=active&amp;tool=bank.block_card">2<`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("%s: no link %s", tool, want)
+		}
+	}
+	_, body = get(t, c, srv.URL+"/console/sessions?stale=1h0m0s&status=active&tool=bank.block_card")
+	if got := picks(body); len(got) != 2 {
+		t.Errorf("the block_card link lists %v, want block-old and block-mid", got)
+	}
+}
+
+// The contracts page shows each tool's lint findings, as `slotd contract
+// lint` finds them in the loaded source, and its cost per provider.
+func TestContractsLintAndCost(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../contracts/bank.check_balance.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same tool under another name, its slot's description and
+	// question taken out: two warnings.
+	noted := strings.Replace(string(src), `"name": "bank.check_balance"`, `"name": "bank.check_note"`, 1)
+	noted = regexp.MustCompile(`"description": "Last four digits[^"]*",`).ReplaceAllString(noted, "")
+	for name, body := range map[string]string{"bank.check_balance.json": string(src), "bank.check_note.json": noted} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newFixtureDir(t, dir, "", "ops:"+adminKey, 0)
+	srv := httptest.NewServer(f.console)
+	defer srv.Close()
+	c, _ := signedIn(t, srv)
+	resp, body := get(t, c, srv.URL+"/console/contracts")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("contracts: %d\n%s", resp.StatusCode, body)
+	}
+	section := func(tool string) string {
+		i := strings.Index(body, `<section class="contract" id="`+tool+`">`)
+		if i < 0 {
+			t.Fatalf("no section of %s", tool)
+		}
+		j := strings.Index(body[i:], "</section>")
+		return body[i : i+j]
+	}
+	clean, noisy := section("bank.check_balance"), section("bank.check_note")
+	if !strings.Contains(clean, "lint-clean") || strings.Contains(clean, `class="warning"`) {
+		t.Errorf("the shipped contract shows findings:\n%s", clean)
+	}
+	if !strings.Contains(noisy, `<li class="warning"><strong>warning</strong> <code>#/properties/card_last4</code>: no description`) {
+		t.Errorf("the contract without a slot description shows no finding about it:\n%s", noisy)
+	}
+	// Costs: a row per provider, the figures of provider.Sizes.
+	for _, prov := range []string{"openai", "openai-chat", "anthropic", "plain", "mcp"} {
+		if !strings.Contains(clean, "<tr><td>"+prov+"</td><td>") {
+			t.Errorf("no cost with %s", prov)
+		}
+	}
+	if !regexp.MustCompile(`<tr><td>openai</td><td>506</td><td>127</td></tr>`).MatchString(clean) {
+		t.Errorf("the cost with openai is not the measured 506 bytes, ~127 tokens:\n%s", clean)
+	}
+	if !strings.Contains(body, `id="cost-total"`) {
+		t.Errorf("no total cost")
+	}
+}
+
+var playAction = regexp.MustCompile(`<strong id="play-action">([^<]+)</strong>`)
+
+// A playground dialogue with the dispute, as JSON arguments, to READY: it
+// runs on the console's own memory store, in a conversation of the
+// playground tenant, and leaves the server's store as it was.
+func TestPlaygroundToReady(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "", "ops:"+adminKey, 0)
+	f.turn("acme", "real-1", "bank.open_dispute", "t", map[string]any{"reason": "fraud"})
+	srv := httptest.NewServer(f.console)
+	defer srv.Close()
+	c, token := signedIn(t, srv)
+	_, body := get(t, c, srv.URL+"/console/playground?tool=bank.open_dispute")
+	conv := regexp.MustCompile(`name="conversation" value="(play-[^"]+)"`).FindStringSubmatch(body)
+	if conv == nil {
+		t.Fatalf("no playground conversation:\n%s", body)
+	}
+	send := func(args, confirm string) (int, string, string) {
+		t.Helper()
+		resp, body := post(t, c, srv.URL+"/console/playground", url.Values{"csrf": {token}, "conversation": {conv[1]},
+			"tool": {"bank.open_dispute"}, "arguments": {args}, "confirmation": {confirm}, "locale": {"en"}})
+		m := playAction.FindStringSubmatch(body)
+		if m == nil {
+			return resp.StatusCode, "", body
+		}
+		return resp.StatusCode, m[1], body
+	}
+	steps := []struct{ args, confirm, want string }{
+		{`{"card_last4": "карта •• 4417", "operation_date": "2026-01-10"}`, "", "ask"},
+		{`{"amount": "1 200,50 ₽", "reason": "fraud"}`, "", "ask for approval"},
+		{`{}`, "yes", "ready"},
+	}
+	var last string
+	for i, s := range steps {
+		status, action, body := send(s.args, s.confirm)
+		if status != http.StatusOK || action != s.want {
+			t.Fatalf("turn %d: %d %q, want %q\n%s", i+1, status, action, s.want, body)
+		}
+		last = body
+	}
+	// The answer is shown as the story: three turns, the slots filled.
+	for _, want := range []string{`id="steps"`, "4417", `&#34;1200.50&#34;`, `&#34;fraud&#34;`} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the playground's story lacks %q", want)
+		}
+	}
+	if n := strings.Count(last, `<p class="step">`); n != 3 {
+		t.Errorf("the playground's story shows %d turns, want 3", n)
+	}
+	// Bad input is refused, shown, never a crash.
+	for _, bad := range []url.Values{
+		{"arguments": {`{"amount": `}},
+		{"arguments": {`[1, 2]`}},
+		{"arguments": {`{} {}`}},
+		{"conversation": {"real-1"}},
+		{"tool": {"bank.no_such_tool"}},
+	} {
+		form := url.Values{"csrf": {token}, "conversation": {conv[1]}, "tool": {"bank.open_dispute"}, "arguments": {"{}"}}
+		for k, v := range bad {
+			form[k] = v
+		}
+		if resp, body := post(t, c, srv.URL+"/console/playground", form); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `role="alert"`) {
+			t.Errorf("playground with %v: %d, want 400 with the reason shown", bad, resp.StatusCode)
+		}
+	}
+	if resp, _ := post(t, c, srv.URL+"/console/playground", url.Values{"conversation": {conv[1]}, "tool": {"bank.open_dispute"}}); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("playground without the CSRF token: %d, want 403", resp.StatusCode)
+	}
+	// The server's store holds the real conversation only.
+	list, _, err := f.engine.ListSessions(context.Background(), session.Filter{AnyTenant: true})
+	if err != nil || len(list) != 1 || list[0].Key.Tenant != "acme" {
+		t.Errorf("the server's store after the playground: %d sessions, %v", len(list), err)
 	}
 }

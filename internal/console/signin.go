@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -149,19 +150,31 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusForbidden, "error", &page{Error: "console.csrf"})
 		return
 	}
+	src := source(r)
 	refuse := func(status int, why string) {
 		c.cfg.Log.WarnContext(r.Context(), "console sign-in refused", "reason", why)
 		if c.cfg.OnRefuse != nil {
 			reason := "permission_denied"
-			if status == http.StatusUnauthorized {
+			switch status {
+			case http.StatusUnauthorized:
 				reason = "unauthenticated"
+			case http.StatusTooManyRequests:
+				reason = "rate_limited"
 			}
 			c.cfg.OnRefuse(reason)
+		}
+		if status != http.StatusTooManyRequests {
+			c.limit.failed(src)
 		}
 		pre := token()
 		http.SetCookie(w, &http.Cookie{Name: preCookie, Value: pre, Path: Path, MaxAge: 3600,
 			HttpOnly: true, Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
 		c.render(w, r, status, "signin", &page{CSRF: pre, Keyless: !c.cfg.Keys.Enabled(), Error: "console.signin." + why})
+	}
+	if wait := c.limit.wait(src); wait > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
+		refuse(http.StatusTooManyRequests, "too_many")
+		return
 	}
 	var who auth.Principal
 	keyless := !c.cfg.Keys.Enabled()

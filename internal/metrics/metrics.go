@@ -164,7 +164,7 @@ func New(tools []string) *Metrics {
 
 	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "slotd_refused_calls_total",
-		Help: "Calls refused before any work was done, by listener (grpc, http, console: a refused sign-in) and reason (unauthenticated, permission_denied, overloaded; tenant_share: the tenant had its share of the in-flight turns). Turns over HTTP and MCP are shed under grpc, by the gateway's gRPC server.",
+		Help: "Calls refused before any work was done, by listener (grpc, http, console: a refused sign-in) and reason (unauthenticated, permission_denied, overloaded; rate_limited: a console sign-in from an address past its refused sign-ins; tenant_share: the tenant had its share of the in-flight turns). Turns over HTTP and MCP are shed under grpc, by the gateway's gRPC server.",
 	}, []string{"listener", "reason"})
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),

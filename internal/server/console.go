@@ -21,7 +21,7 @@ func (s *Server) mountConsole(keys *auth.Keys) error {
 	if !s.cfg.DisableConsole {
 		c, err := console.New(console.Config{
 			Admin: api.NewAdminService(s.engine, s.log, s.cfg.Session.Clock), Engine: s.engine, Keys: keys,
-			Metrics: s.obs.m.Registry(), StaleAfter: s.cfg.Session.StaleAfter, BehindTLS: s.cfg.AllowPlaintext,
+			Metrics: s.obs.m.Registry(), StaleAfter: s.cfg.Session.StaleAfter, TTL: s.cfg.Session.TTL, BehindTLS: s.cfg.AllowPlaintext,
 			OnRefuse: func(reason string) { s.obs.m.Refused("console", reason) },
 			Log:      s.log, Clock: s.cfg.Session.Clock,
 		})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/slotd/slotd/session"
 )
@@ -140,6 +141,7 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 	}
 	defer c.unlock()
 	if t, ok := c.turns[turnID]; ok {
+		st.replayed(t.sessionID, turnID)
 		return session.Applied{Replayed: true, Tool: t.tool, Request: append([]byte(nil), t.request...),
 			Response: append([]byte(nil), t.response...)}, nil
 	}
@@ -156,6 +158,22 @@ func (st *Store) Turn(ctx context.Context, key session.Key, turnID string, fn se
 		applied.Response = t.Response
 	}
 	return applied, nil
+}
+
+// replayed records a delivery of a turn_id seen before on its turn, at the
+// machine's time: the store has no clock of its own.
+func (st *Store) replayed(sessionID, turnID string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := range st.turns[sessionID] {
+		t := &st.turns[sessionID][i]
+		if t.ID == turnID {
+			t.Replays++
+			at := append(t.ReplayedAt[:len(t.ReplayedAt):len(t.ReplayedAt)], time.Now())
+			t.ReplayedAt = at[max(0, len(at)-session.MaxReplayTimes):]
+			return
+		}
+	}
 }
 
 // open are copies of a conversation's open sessions.

@@ -297,7 +297,7 @@ const (
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
 	insertChange = `INSERT INTO slot_changes (tenant, conversation_id, session_id, version, ord, turn_id, slot, old_value, new_value, decision, created_at, note)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
-	selectTurns = `SELECT turn_id, session_id, version, action, request, response, created_at, contract_version
+	selectTurns = `SELECT turn_id, session_id, version, action, request, response, created_at, contract_version, replays, replayed_at
 		FROM turns WHERE tenant = $1 AND conversation_id = $2 AND session_id = $3 ORDER BY version`
 	selectChanges = `SELECT session_id, version, coalesce(turn_id, ''), slot, old_value, new_value, decision, created_at, coalesce(note, '')
 		FROM slot_changes WHERE tenant = $1 AND conversation_id = $2 AND session_id = $3 ORDER BY version, ord`
@@ -337,7 +337,7 @@ func (st *Store) turn(ctx context.Context, key session.Key, turnID string, fn se
 		return err
 	}, func() (*pgx.Batch, error) {
 		if applied.Replayed {
-			return nil, nil
+			return replayBatch(key, turnID), nil
 		}
 		var err error
 		if applied.Commit, err = fn(cv); err != nil {
@@ -590,7 +590,7 @@ func (st *Store) History(ctx context.Context, l session.Lookup) (*session.Histor
 	}
 	for rows.Next() {
 		var t session.TurnRecord
-		if err := rows.Scan(&t.ID, &t.SessionID, &t.Version, &t.Action, &t.Request, &t.Response, &t.At, &t.ContractVersion); err != nil {
+		if err := rows.Scan(&t.ID, &t.SessionID, &t.Version, &t.Action, &t.Request, &t.Response, &t.At, &t.ContractVersion, &t.Replays, &t.ReplayedAt); err != nil {
 			rows.Close()
 			return nil, interpret(err)
 		}

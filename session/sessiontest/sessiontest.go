@@ -70,6 +70,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		t.Run("RetryAfterLaterTurns", func(t *testing.T) { testRetryAfterLaterTurns(t, setup(t)) })
 		t.Run("Concurrent", func(t *testing.T) { testConcurrentSameTurn(t, setup(t)) })
 		t.Run("StoreDoesNotCallFn", func(t *testing.T) { testStoreReplay(t, setup(t)) })
+		t.Run("ReplaysRecorded", func(t *testing.T) { testReplaysRecorded(t, setup(t)) })
 	})
 
 	t.Run("Pending", func(t *testing.T) {
