@@ -35,7 +35,7 @@ test-ha:
 ## A count (Nx), not a duration: a duration races Go's fuzz coordinator on a
 ## busy machine and fails with "context deadline exceeded" and no crasher.
 FUZZTIME ?= 1000000x
-FUZZ_TARGETS := ./session:FuzzTurn ./api:FuzzStatus ./api:FuzzCodec ./contract:FuzzNormalizeArgsAndCheck \
+FUZZ_TARGETS := ./internal/session:FuzzTurn ./internal/api:FuzzStatus ./internal/api:FuzzCodec ./contract:FuzzNormalizeArgsAndCheck \
 	./contract/normalizer:FuzzNormalizeDate ./contract/normalizer:FuzzNormalizeTime ./contract/normalizer:FuzzNormalizeAmount \
 	./contract/normalizer:FuzzNormalizeInteger ./contract/normalizer:FuzzNormalizeLastDigits ./contract/normalizer:FuzzNormalizeEnum \
 	./contract/normalizer:FuzzNormalizeIATA ./contract/normalizer:FuzzNormalizeText ./contract/normalizer:FuzzNormalizeCurrency \

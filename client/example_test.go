@@ -8,7 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/slotd/slotd/client"
-	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/app/server"
 )
 
 // Example plays the start of the dispute example against a slotd started in

@@ -34,11 +34,11 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/contract"
-	"github.com/slotd/slotd/internal/dbtest"
-	"github.com/slotd/slotd/internal/mcp"
-	"github.com/slotd/slotd/internal/server"
-	"github.com/slotd/slotd/internal/servertest"
-	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/internal/app/mcp"
+	"github.com/slotd/slotd/internal/app/server"
+	"github.com/slotd/slotd/internal/session"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 // No full card number is ever stored, returned or logged: card numbers are

@@ -16,9 +16,9 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/client"
-	"github.com/slotd/slotd/internal/dbtest"
-	"github.com/slotd/slotd/internal/server"
-	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/internal/app/server"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 // The Go client (client/) against the real slotd on Postgres.

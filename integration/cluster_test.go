@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotd/slotd/internal/dbtest"
-	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 // cluster is a throwaway Postgres of one test, so that it can be stopped,

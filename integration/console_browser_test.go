@@ -18,7 +18,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
 )
 
 // chromiumPath is Debian's chromium, which the browser test drives.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
 )
 
 func dbtestURL(t *testing.T) string { return dbtest.NewDatabase(t) }

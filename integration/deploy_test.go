@@ -21,10 +21,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/internal/mcp"
-	"github.com/slotd/slotd/internal/mcpload"
-	"github.com/slotd/slotd/internal/server"
-	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/internal/app/mcp"
+	"github.com/slotd/slotd/internal/app/mcpload"
+	"github.com/slotd/slotd/internal/app/server"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 // What deploy/ ships for operators: the Prometheus alerting rules and the

@@ -13,9 +13,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/internal/dbtest"
-	"github.com/slotd/slotd/internal/server"
-	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/internal/app/server"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 // TestFailoverLosesNoAcknowledgedTurn kills slotd's Postgres primary under

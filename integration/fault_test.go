@@ -22,10 +22,10 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/slotd/slotd/api"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/internal/dbtest"
-	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/internal/api"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 // proxy stands between slotd and Postgres so a test can take the database

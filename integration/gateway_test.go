@@ -17,9 +17,9 @@ import (
 
 	"github.com/slotd/slotd/api/openapi"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/internal/server"
-	"github.com/slotd/slotd/internal/servertest"
-	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/internal/app/server"
+	"github.com/slotd/slotd/internal/session"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 // The HTTP/JSON gateway of slotd serve, against the real server on Postgres.

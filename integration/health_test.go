@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/internal/server"
-	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/internal/app/server"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 func TestNotServingWithoutPostgres(t *testing.T) {

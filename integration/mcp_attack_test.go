@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotd/slotd/internal/mcpload"
+	"github.com/slotd/slotd/internal/app/mcpload"
 )
 
 // One tenant attacking a slotd serve process's /mcp (memory capped,

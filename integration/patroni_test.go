@@ -23,8 +23,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/internal/dbtest"
-	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 // The tests of this file run slotd on a Postgres cluster that Patroni

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
 )
 
 // viaPooler is a new migrated database's URL through a fresh PgBouncer in

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slotd/slotd/internal/app/edgeload"
 	"github.com/slotd/slotd/internal/certs/certstest"
-	"github.com/slotd/slotd/internal/edgeload"
 )
 
-// Attacks on the HTTP listener by clients without a key (internal/edgeload
+// Attacks on the HTTP listener by clients without a key (internal/app/edgeload
 // plays them), against a slotd process whose memory is capped.
 
 // TestRefusalWithoutAKeyDoesNotWaitForTheBody sends the headers of a

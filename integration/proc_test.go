@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/slotd/slotd/internal/servertest"
-	"github.com/slotd/slotd/internal/serving"
+	"github.com/slotd/slotd/internal/app/serving"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 // Attacks (floods, deep nesting) are played against slotd in a process of

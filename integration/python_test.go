@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/app/server"
 )
 
 // The Python orchestrator example (examples/python) run as a user runs it:

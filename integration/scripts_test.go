@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotd/slotd/script"
-	"github.com/slotd/slotd/script/scripttest"
+	"github.com/slotd/slotd/internal/script"
+	"github.com/slotd/slotd/internal/script/scripttest"
 )
 
 // The scenarios slotd must always pass; each is a script in scripts/.

@@ -11,10 +11,10 @@ import (
 	"google.golang.org/grpc"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/internal/dbtest"
-	"github.com/slotd/slotd/internal/server"
-	"github.com/slotd/slotd/internal/servertest"
-	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/internal/app/server"
+	"github.com/slotd/slotd/internal/session"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 // contractsDir is the shipped contracts plus test.many_slots, a contract of

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
 )
 
 // TestServeWaitsForAStandbyToHaveTheDatabase starts slotd on a URL whose

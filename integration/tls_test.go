@@ -19,11 +19,11 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/client"
+	"github.com/slotd/slotd/internal/app/server"
 	"github.com/slotd/slotd/internal/certs"
 	"github.com/slotd/slotd/internal/certs/certstest"
-	"github.com/slotd/slotd/internal/server"
-	"github.com/slotd/slotd/internal/servertest"
-	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/internal/session"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 // TLS and mutual TLS on every listener, with certificates made in the test

@@ -26,7 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/internal/mcp"
+	"github.com/slotd/slotd/internal/app/mcp"
 )
 
 // otlpReceiver is an OTLP trace receiver, over HTTP (protobuf) and gRPC,

@@ -22,14 +22,14 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/slotd/slotd/api"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/contract"
-	"github.com/slotd/slotd/internal/dbtest"
-	"github.com/slotd/slotd/internal/mcp"
-	"github.com/slotd/slotd/internal/mcpload"
+	"github.com/slotd/slotd/internal/api"
+	"github.com/slotd/slotd/internal/app/mcp"
+	"github.com/slotd/slotd/internal/app/mcpload"
+	"github.com/slotd/slotd/internal/script"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
 	"github.com/slotd/slotd/problem"
-	"github.com/slotd/slotd/script"
 )
 
 // TestScriptsOverEveryTransport plays every shipped script over gRPC, over

@@ -20,8 +20,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/internal/server"
-	"github.com/slotd/slotd/internal/servertest"
+	"github.com/slotd/slotd/internal/app/server"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 // Every RPC validates its input before any lookup, on gRPC and HTTP alike:

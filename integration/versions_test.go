@@ -15,8 +15,8 @@ import (
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/contract"
-	"github.com/slotd/slotd/internal/dbtest"
-	"github.com/slotd/slotd/session/sessiontest"
+	"github.com/slotd/slotd/internal/session/sessiontest"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
 )
 
 // A rolling deploy: two slotd processes on one database, one serving the

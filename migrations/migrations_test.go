@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pressly/goose/v3/lock"
 
-	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
 	"github.com/slotd/slotd/migrations"
 )
 

@@ -2,7 +2,7 @@
 # Runs slotd's tests; make test and make check call it.
 #
 #   scripts/test.sh unit   the tests that need no Postgres: every package
-#                          whose tests do not use internal/dbtest, without
+#                          whose tests do not use internal/testkit/dbtest, without
 #                          -race, with Go's test cache (make check)
 #   scripts/test.sh all    every test once, on the Postgres of
 #                          scripts/with-postgres.sh (make test):
@@ -13,7 +13,7 @@
 #        integration/race.txt (its concurrency tests), which then run with
 #        -race; the package's serial latency tests run before its parallel
 #        ones and with no other package's tests beside them;
-#     3. internal/dbtest/cmd/dbsweep: drops the run's databases, templates
+#     3. internal/testkit/dbtest/cmd/dbsweep: drops the run's databases, templates
 #        included, and fails when a test left one behind.
 # The fuzz targets' seed corpora run as ordinary tests; make fuzz fuzzes.
 #
@@ -26,13 +26,13 @@ cd "$(dirname "$0")/.."
 
 GO=${GO:-go}
 TESTFLAGS=${TESTFLAGS:-}
-RACE_PACKAGES=(./session/... ./api/... ./internal/server ./internal/mcp)
+RACE_PACKAGES=(./internal/session/... ./internal/api/... ./internal/app/server ./internal/app/mcp)
 mod=$($GO list -m)
 
-# db_packages lists the packages whose tests use internal/dbtest.
+# db_packages lists the packages whose tests use internal/testkit/dbtest.
 db_packages() {
 	$GO list -test -f '{{.ImportPath}}{{range .Deps}} {{.}}{{end}}' ./... |
-		awk -v db="$mod/internal/dbtest" '{
+		awk -v db="$mod/internal/testkit/dbtest" '{
 			p = $1; sub(/(_test|\.test)$/, "", p)
 			if (p == db) { print p; next }
 			for (i = 2; i <= NF; i++) if ($i == db) { print p; break }
@@ -60,7 +60,7 @@ all)
 	step $GO test $TESTFLAGS -race -count=1 -timeout 20m $race
 	step $GO test $TESTFLAGS -count=1 -timeout 20m -skip "$racetests" ./integration/
 	step $GO test $TESTFLAGS -race -count=1 -timeout 20m -run "$racetests" ./integration/
-	step $GO run ./internal/dbtest/cmd/dbsweep
+	step $GO run ./internal/testkit/dbtest/cmd/dbsweep
 	exit $status
 	;;
 *)

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/slotd/slotd/internal/bench"
+	"github.com/slotd/slotd/internal/app/bench"
 )
 
 var benchCommand = &command{

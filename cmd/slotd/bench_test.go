@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/slotd/slotd/internal/dbtest"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
 )
 
 // benchLine is the part of slotd bench --json the tests read.

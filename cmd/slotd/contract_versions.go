@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/slotd/slotd/session/pgstore"
+	"github.com/slotd/slotd/internal/session/pgstore"
 )
 
 var contractVersions = &command{

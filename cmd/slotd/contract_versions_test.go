@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotd/slotd/internal/dbtest"
-	"github.com/slotd/slotd/session"
-	"github.com/slotd/slotd/session/pgstore"
-	"github.com/slotd/slotd/session/sessiontest"
+	"github.com/slotd/slotd/internal/session"
+	"github.com/slotd/slotd/internal/session/pgstore"
+	"github.com/slotd/slotd/internal/session/sessiontest"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
 )
 
 // Two replicas' versions of the dispute example, sessions on each: the

@@ -14,9 +14,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/slotd/slotd/internal/dbtest"
-	"github.com/slotd/slotd/internal/servertest"
-	"github.com/slotd/slotd/internal/serving"
+	"github.com/slotd/slotd/internal/app/serving"
+	"github.com/slotd/slotd/internal/testkit/dbtest"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 // make run ends slotd when make gets SIGTERM (kill, a supervisor) or the

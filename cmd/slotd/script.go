@@ -12,10 +12,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/slotd/slotd/internal/server"
-	"github.com/slotd/slotd/internal/serving"
-	"github.com/slotd/slotd/script"
-	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/internal/app/server"
+	"github.com/slotd/slotd/internal/app/serving"
+	"github.com/slotd/slotd/internal/script"
+	"github.com/slotd/slotd/internal/session"
 )
 
 var scriptCommand = &command{

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/app/server"
 )
 
 // parseServe parses serve's flags and environment as slotd serve does.

@@ -11,9 +11,9 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
-	"github.com/slotd/slotd/internal/server"
-	"github.com/slotd/slotd/internal/servertest"
-	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/internal/app/server"
+	"github.com/slotd/slotd/internal/session"
+	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 func TestSessionsCommands(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slotd/slotd/internal/server"
+	"github.com/slotd/slotd/internal/app/server"
 	"github.com/slotd/slotd/internal/setting"
 )
 

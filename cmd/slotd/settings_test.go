@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotd/slotd/api"
-	"github.com/slotd/slotd/internal/mcp"
-	"github.com/slotd/slotd/internal/server"
-	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/internal/api"
+	"github.com/slotd/slotd/internal/app/mcp"
+	"github.com/slotd/slotd/internal/app/server"
+	"github.com/slotd/slotd/internal/session"
 )
 
 // Every setting of serveSettings has an environment twin named after its

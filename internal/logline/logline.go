@@ -11,7 +11,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/internal/session"
 )
 
 // NewJSON is slog's JSON handler, with opts as slog.NewJSONHandler takes

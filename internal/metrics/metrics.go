@@ -23,8 +23,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/slotd/slotd/clarify"
-	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/internal/clarify"
+	"github.com/slotd/slotd/internal/session"
 )
 
 // OtherTool is the tool label of a turn naming a tool the catalog lacks.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/slotd/slotd/session"
-	"github.com/slotd/slotd/session/memstore"
-	"github.com/slotd/slotd/session/sessiontest"
+	"github.com/slotd/slotd/internal/session"
+	"github.com/slotd/slotd/internal/session/memstore"
+	"github.com/slotd/slotd/internal/session/sessiontest"
 )
 
 func want(t *testing.T, what string, got, want float64) {

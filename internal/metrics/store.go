@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/slotd/slotd/session"
+	"github.com/slotd/slotd/internal/session"
 )
 
 // Store wraps st so that the sessions every written commit ends are

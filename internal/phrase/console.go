@@ -2,7 +2,7 @@ package phrase
 
 import "maps"
 
-// The ops console's words (internal/console), kept apart from what a turn
+// The ops console's words (internal/app/console), kept apart from what a turn
 // says and joined into the catalog when the package loads.
 func init() {
 	maps.Copy(english.texts, consoleEnglish)
