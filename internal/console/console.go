@@ -24,7 +24,6 @@ import (
 	"github.com/slotd/slotd/api"
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/auth"
-	"github.com/slotd/slotd/internal/phrase"
 	"github.com/slotd/slotd/problem"
 	"github.com/slotd/slotd/session"
 )
@@ -216,9 +215,4 @@ var funcs = template.FuncMap{
 	"cut":   cut,
 	"lower": strings.ToLower,
 	"join":  func(s []string) string { return strings.Join(s, ", ") },
-}
-
-// langText is the phrase of key in l.
-func langText(l phrase.Language, key string, args phrase.Args) string {
-	return phrase.Text(l, key, args)
 }
