@@ -93,13 +93,6 @@ func startBinary(t *testing.T, bin string, flags ...string) *process {
 	return startBinaryEnv(t, bin, []string{"GOMEMLIMIT=512MiB"}, flags...)
 }
 
-// startProcessEnv is startProcess with env added to the process's
-// environment instead of its GOMEMLIMIT.
-func startProcessEnv(t *testing.T, env []string, flags ...string) *process {
-	t.Helper()
-	return startBinaryEnv(t, buildSlotd(t), env, flags...)
-}
-
 // startBinaryEnv starts bin with env added to its environment.
 func startBinaryEnv(t *testing.T, bin string, env []string, flags ...string) *process {
 	t.Helper()

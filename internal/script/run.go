@@ -201,7 +201,7 @@ func (r *Runner) Run(ctx context.Context, s *Script) *Result {
 				lastKey = c.key
 			}
 		}
-		sr.Err, sr.Mismatches = r.verify(st, o, seen)
+		sr.Mismatches, sr.Err = r.verify(st, o, seen)
 		res.Steps = append(res.Steps, sr)
 		if sr.Err != nil || (sr.Failed() && !r.KeepGoing) || ctx.Err() != nil {
 			break
@@ -214,12 +214,12 @@ func (r *Runner) Run(ctx context.Context, s *Script) *Result {
 // verify is what a step's response says of the step: a call that failed
 // where a response was expected, and the expectations it does not meet.
 // A parallel step is each of its calls, named by their place.
-func (r *Runner) verify(st *step, o *observed, seen map[int]*observed) (error, []Mismatch) {
+func (r *Runner) verify(st *step, o *observed, seen map[int]*observed) ([]Mismatch, error) {
 	if st.kind == kindParallel {
 		var errs []error
 		var out []Mismatch
 		for i, call := range st.calls {
-			err, ms := r.verify(call, o.calls[i], seen)
+			ms, err := r.verify(call, o.calls[i], seen)
 			label := fmt.Sprintf("parallel[%d] (%s)", i+1, call.turnIDOr())
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", label, err))
@@ -229,11 +229,11 @@ func (r *Runner) verify(st *step, o *observed, seen map[int]*observed) (error, [
 				out = append(out, m)
 			}
 		}
-		return errors.Join(errs...), out
+		return out, errors.Join(errs...)
 	}
 	if r.Record {
 		if o.err != nil && fatal(o.err.Code()) {
-			return callError(o.err), nil
+			return nil, callError(o.err)
 		}
 		return nil, nil
 	}
@@ -242,9 +242,9 @@ func (r *Runner) verify(st *step, o *observed, seen map[int]*observed) (error, [
 		err = callError(o.err)
 	}
 	if st.expect == nil {
-		return err, nil
+		return nil, err
 	}
-	return err, st.expect.check(o, seen)
+	return st.expect.check(o, seen), err
 }
 
 // playParallel sends a parallel step's calls at once, as an orchestrator

@@ -71,6 +71,5 @@ func FromEnv(ctx context.Context) (*sdktrace.TracerProvider, error) {
 // arguments, and no connection details: like the logs, they do not name
 // the database's user, host or database.
 func PoolTracer(tp trace.TracerProvider) pgx.QueryTracer {
-	return otelpgx.NewTracer(otelpgx.WithTracerProvider(tp), otelpgx.WithDisableConnectionDetailsInAttributes(),
-		otelpgx.WithTrimSQLInSpanName())
+	return otelpgx.NewTracer(otelpgx.WithTracerProvider(tp), otelpgx.WithDisableConnectionDetailsInAttributes())
 }

@@ -25,7 +25,6 @@ import (
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/api"
 	"github.com/slotd/slotd/internal/auth"
-	"github.com/slotd/slotd/internal/phrase"
 	"github.com/slotd/slotd/internal/session"
 	"github.com/slotd/slotd/problem"
 )
@@ -232,9 +231,4 @@ var funcs = template.FuncMap{
 	"cut":   cut,
 	"lower": strings.ToLower,
 	"join":  func(s []string) string { return strings.Join(s, ", ") },
-}
-
-// langText is the phrase of key in l.
-func langText(l phrase.Language, key string, args phrase.Args) string {
-	return phrase.Text(l, key, args)
 }

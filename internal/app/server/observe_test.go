@@ -151,13 +151,6 @@ func (c *convo) send(args string, want slotdv1.Action) *slotdv1.TurnRequest {
 	return req
 }
 
-func (c *convo) confirm(accept bool, want slotdv1.Action) {
-	c.t.Helper()
-	req := c.request("")
-	req.Confirmation = &slotdv1.Confirmation{Accept: accept}
-	c.do(req, want)
-}
-
 func (c *convo) do(req *slotdv1.TurnRequest, want slotdv1.Action) {
 	c.t.Helper()
 	resp, err := c.inst.client.Turn(c.ctx, req)

@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/slotd/slotd/contract"
-	"github.com/slotd/slotd/internal/merge"
 	"github.com/slotd/slotd/internal/session"
 )
 
@@ -423,14 +422,4 @@ func sameJSON(a, b []byte) bool {
 		return bytes.Equal(a, b)
 	}
 	return reflect.DeepEqual(va, vb)
-}
-
-// change finds the result's change of one slot.
-func change(res *session.Result, slot string) (merge.Change, bool) {
-	for _, ch := range res.Changes {
-		if ch.Slot == slot {
-			return ch.Change, true
-		}
-	}
-	return merge.Change{}, false
 }

@@ -382,7 +382,7 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn, name string, logf func
 // ensureShapedTemplate is ensureTemplate for a template that shape, when
 // not nil, rebuilds once it is migrated.
 func ensureShapedTemplate(ctx context.Context, admin *pgx.Conn, name string, shape func(context.Context, *pgxpool.Pool) error, logf func(string, ...any)) error {
-	exists, ready, err := templateState(ctx, admin, name)
+	_, ready, err := templateState(ctx, admin, name)
 	if err != nil {
 		return err
 	}
@@ -401,6 +401,7 @@ func ensureShapedTemplate(ctx context.Context, admin *pgx.Conn, name string, sha
 		_, _ = admin.Exec(uctx, "SELECT pg_advisory_unlock($1)", templateLockID)
 	}()
 	// Another process may have made it while this one waited.
+	var exists bool
 	if exists, ready, err = templateState(ctx, admin, name); err != nil || ready {
 		return err
 	}
