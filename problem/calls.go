@@ -187,3 +187,16 @@ func TooManyTurns(max int) *Error {
 		OwnerActionRequired: true,
 	}}
 }
+
+// VersionGone refuses a turn on a session whose contract version the store
+// no longer holds: slotd never guesses what the session was asked under.
+func VersionGone(tool, version string) *Error {
+	return &Error{Kind: KindConflict, Problem: Problem{
+		Type:  TypeConflict,
+		Title: title("title.version_gone"),
+		Detail: fmt.Sprintf("The open session of %s started on contract version %s, which no replica serves and the database no longer holds "+
+			"(purged from contract_versions). Reset the session (ResetSession) to start over on the current version, "+
+			"or restore the version's file on a replica.", Redact(tool), Redact(version)),
+		OwnerActionRequired: true,
+	}}
+}

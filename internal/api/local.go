@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
@@ -72,11 +73,19 @@ func (g *Guard) screen(req proto.Message, decoded bool) {
 		return
 	}
 	b, err := proto.MarshalOptions{AllowPartial: true}.Marshal(req)
-	proto.Reset(req)
 	if err != nil {
-		mark(req, "request", "not a valid protobuf message of this method")
+		// protobuf-go refuses to send a string that is not UTF-8, which
+		// the codec would have found on the wire: named the codec's way.
+		field := notUTF8(req.ProtoReflect(), "")
+		proto.Reset(req)
+		if field != "" {
+			mark(req, field, "not valid UTF-8")
+		} else {
+			mark(req, "request", "not a valid protobuf message of this method")
+		}
 		return
 	}
+	proto.Reset(req)
 	_ = g.Codec().Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, req)
 }
 
@@ -205,3 +214,46 @@ func nextHandler(interceptors []grpc.UnaryServerInterceptor, i int, info *grpc.U
 // sizeWhy is why a request of n bytes is refused when at most max are
 // taken, in Codec's words.
 func sizeWhy(n, max int) string { return fmt.Sprintf("%d bytes; at most %d", n, max) }
+
+// notUTF8 names the first string of m that is not UTF-8 by the path the
+// codec's fault gives it (field names joined by "/", a map's entries by
+// key and value); "" when every string is UTF-8.
+func notUTF8(m protoreflect.Message, path string) string {
+	var found string
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		name := string(fd.Name())
+		if path != "" {
+			name = path + "/" + name
+		}
+		switch {
+		case fd.IsList():
+			l := v.List()
+			for j := 0; j < l.Len() && found == ""; j++ {
+				found = valueNotUTF8(fd, l.Get(j), name)
+			}
+		case fd.IsMap():
+			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				if found = valueNotUTF8(fd.MapKey(), k.Value(), name+"/key"); found == "" {
+					found = valueNotUTF8(fd.MapValue(), mv, name+"/value")
+				}
+				return found == ""
+			})
+		default:
+			found = valueNotUTF8(fd, v, name)
+		}
+		return found == ""
+	})
+	return found
+}
+
+func valueNotUTF8(fd protoreflect.FieldDescriptor, v protoreflect.Value, name string) string {
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		if !utf8.ValidString(v.String()) {
+			return name
+		}
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return notUTF8(v.Message(), name)
+	}
+	return ""
+}

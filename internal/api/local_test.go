@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -38,15 +41,9 @@ func viaCodec(t *testing.T, max int, m proto.Message) (string, string) {
 	t.Helper()
 	b, err := proto.MarshalOptions{}.Marshal(m)
 	if err != nil {
-		// protobuf-go refuses to send what is not UTF-8; the generated
-		// code sends it as given, as a client in another language might.
-		vt, ok := m.(interface{ MarshalVT() ([]byte, error) })
-		if !ok {
-			t.Fatal(err)
-		}
-		if b, err = vt.MarshalVT(); err != nil {
-			t.Fatal(err)
-		}
+		// protobuf-go refuses to send what is not UTF-8; a client in
+		// another language sends it as given.
+		b = rawMarshal(m.ProtoReflect())
 	}
 	got := m.ProtoReflect().New().Interface()
 	if err := (Codec{MaxBytes: max}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, got); err != nil {
@@ -269,4 +266,61 @@ func TestBuiltUTF8KnowsEveryFieldOfATurn(t *testing.T) {
 	if got := strings.Join(names, " "); got != known {
 		t.Errorf("TurnRequest's fields are %q; builtUTF8 knows %q", got, known)
 	}
+}
+
+// rawMarshal encodes m field by field as the protobuf wire format has it,
+// without protobuf-go's check that strings are UTF-8.
+func rawMarshal(m protoreflect.Message) []byte {
+	var b []byte
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList():
+			l := v.List()
+			for j := 0; j < l.Len(); j++ {
+				b = rawValue(b, fd, fd.Number(), l.Get(j))
+			}
+		case fd.IsMap():
+			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				e := rawValue(nil, fd.MapKey(), 1, k.Value())
+				e = rawValue(e, fd.MapValue(), 2, mv)
+				b = protowire.AppendTag(b, fd.Number(), protowire.BytesType)
+				b = protowire.AppendBytes(b, e)
+				return true
+			})
+		default:
+			b = rawValue(b, fd, fd.Number(), v)
+		}
+		return true
+	})
+	return b
+}
+
+func rawValue(b []byte, fd protoreflect.FieldDescriptor, num protowire.Number, v protoreflect.Value) []byte {
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		b = protowire.AppendTag(b, num, protowire.BytesType)
+		return protowire.AppendString(b, v.String())
+	case protoreflect.BytesKind:
+		b = protowire.AppendTag(b, num, protowire.BytesType)
+		return protowire.AppendBytes(b, v.Bytes())
+	case protoreflect.MessageKind:
+		b = protowire.AppendTag(b, num, protowire.BytesType)
+		return protowire.AppendBytes(b, rawMarshal(v.Message()))
+	case protoreflect.BoolKind:
+		b = protowire.AppendTag(b, num, protowire.VarintType)
+		return protowire.AppendVarint(b, protowire.EncodeBool(v.Bool()))
+	case protoreflect.EnumKind:
+		b = protowire.AppendTag(b, num, protowire.VarintType)
+		return protowire.AppendVarint(b, uint64(v.Enum()))
+	case protoreflect.Int32Kind, protoreflect.Int64Kind:
+		b = protowire.AppendTag(b, num, protowire.VarintType)
+		return protowire.AppendVarint(b, uint64(v.Int()))
+	case protoreflect.Uint32Kind, protoreflect.Uint64Kind:
+		b = protowire.AppendTag(b, num, protowire.VarintType)
+		return protowire.AppendVarint(b, v.Uint())
+	case protoreflect.DoubleKind:
+		b = protowire.AppendTag(b, num, protowire.Fixed64Type)
+		return protowire.AppendFixed64(b, math.Float64bits(v.Float()))
+	}
+	panic(fmt.Sprintf("rawMarshal: field kind %v is not in slotd's messages", fd.Kind()))
 }

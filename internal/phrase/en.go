@@ -225,6 +225,7 @@ var english = words{
 		"title.tenant_sessions_full": "Too many MCP sessions of this tenant",
 		"title.turn_other_tool":      "The turn_id belongs to a call of another tool",
 		"title.turn_rewritten":       "The turn_id was used before with other content",
+		"title.version_gone":         "The session's contract version is gone",
 		"title.wrong_key":            "Not the session's idempotency key",
 		"title.not_ready":            "Nothing is ready to complete",
 		"title.too_many_turns":       "The session has too many turns",

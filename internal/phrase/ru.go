@@ -225,6 +225,7 @@ var russian = words{
 		"title.tenant_sessions_full": "Слишком много сессий MCP этого арендатора",
 		"title.turn_other_tool":      "Этот turn_id принадлежит вызову другого инструмента",
 		"title.turn_rewritten":       "Этот turn_id уже использован с другим содержимым",
+		"title.version_gone":         "Версии контракта, на которой начата сессия, больше нет",
 		"title.wrong_key":            "Это не ключ идемпотентности этой сессии",
 		"title.not_ready":            "Нет ничего готового к завершению",
 		"title.too_many_turns":       "В сессии слишком много ходов",

@@ -225,6 +225,7 @@ var ukrainian = words{
 		"title.tenant_sessions_full": "Забагато сесій MCP цього орендаря",
 		"title.turn_other_tool":      "Цей turn_id належить виклику іншого інструмента",
 		"title.turn_rewritten":       "Цей turn_id уже використано з іншим вмістом",
+		"title.version_gone":         "Версії контракту, на якій почато сесію, більше немає",
 		"title.wrong_key":            "Це не ключ ідемпотентності цієї сесії",
 		"title.not_ready":            "Немає нічого готового до завершення",
 		"title.too_many_turns":       "У сесії забагато ходів",

@@ -49,7 +49,7 @@ steps:
       changes:
         - {slot: amount, decision: ignored}
 `,
-			want: []string{`x.yaml:6:36: step 1: expect.changes[0].decision: unknown decision "ignored"; one of filled, unchanged, overwritten, pending, ignored_null, rejected, carried, confirmed, discarded, cleared`},
+			want: []string{`x.yaml:6:36: step 1: expect.changes[0].decision: unknown decision "ignored"; one of filled, unchanged, overwritten, pending, ignored_null, rejected, carried, confirmed, discarded, cleared, migrated`},
 		},
 		{
 			name: "no tool",

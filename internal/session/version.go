@@ -318,12 +318,5 @@ func migrationNotice(c *contract.Contract, locale string, m *Migration) string {
 // store no longer holds: slotd never guesses what the session was asked
 // under.
 func versionGone(tool, version string) error {
-	return &problem.Error{Kind: problem.KindConflict, Problem: problem.Problem{
-		Type:  problem.TypeConflict,
-		Title: "The session's contract version is gone",
-		Detail: fmt.Sprintf("The open session of %s started on contract version %s, which no replica serves and the database no longer holds "+
-			"(purged from contract_versions). Reset the session (ResetSession) to start over on the current version, "+
-			"or restore the version's file on a replica.", tool, version),
-		OwnerActionRequired: true,
-	}}
+	return problem.VersionGone(tool, version)
 }
