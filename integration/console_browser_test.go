@@ -151,12 +151,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	// own #answer is never taken for the new one's.
 	sent := func(sel string) chromedp.Action {
 		return chromedp.Tasks{
-			chromedp.Evaluate(`window.slotdLeft = true`, nil),
+			chromedp.Evaluate(`document.body.insertAdjacentHTML("beforeend", '<i id="slotd-left" hidden></i>')`, nil),
 			chromedp.Click(sel, chromedp.ByID),
-			chromedp.Poll(`!window.slotdLeft && document.getElementById("play-action") !== null`, nil,
-				chromedp.WithPollingTimeout(30*time.Second)),
+			chromedp.WaitNotPresent("#slotd-left", chromedp.ByID),
 		}
 	}
+
 	var rows []*cdp.Node
 	err = chromedp.Run(ctx,
 		cdplog.Enable(),

@@ -15,8 +15,12 @@ import (
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/slotd/slotd/api/openapi"
@@ -29,10 +33,9 @@ import (
 )
 
 // The HTTP/JSON gateway (grpc-gateway) answers on its own listener. It calls
-// this server's services in the process (local.go), through the admission
-// and interceptors of the gRPC server (auth, limits, deadlines, recovery,
-// metrics, logs), so that each applies to an HTTP call exactly as to a gRPC
-// one, and its errors are the same problems, sent as
+// this server's gRPC services over an in-process connection, so every
+// interceptor (auth, limits, recovery) applies to an HTTP call exactly as to
+// a gRPC one, and its errors are the same problems, sent as
 // application/problem+json.
 
 const (
@@ -52,14 +55,26 @@ const (
 )
 
 type gateway struct {
-	lis  net.Listener
-	http *http.Server
+	lis    net.Listener
+	inproc *bufconn.Listener
+	grpc   *grpc.Server // serves inproc
+	conn   *grpc.ClientConn
+	http   *http.Server
 }
 
-// newGateway binds the HTTP listener (TLS when src is not nil) and serves
-// the routes by calling slotd's services through l, in the process.
-func newGateway(cfg Config, log *slog.Logger, l *locals, keys *auth.Keys, src *certs.Source, m *metrics.Metrics) (*gateway, error) {
-	g := &gateway{}
+// newGateway binds the HTTP listener (TLS when src is not nil) and connects
+// the mux to srv, a gRPC server of its own on an in-process listener: the
+// hop from HTTP to gRPC never leaves the process.
+func newGateway(cfg Config, log *slog.Logger, srv *grpc.Server, keys *auth.Keys, src *certs.Source, m *metrics.Metrics) (*gateway, error) {
+	g := &gateway{inproc: bufconn.Listen(1 << 20), grpc: srv}
+	conn, err := grpc.NewClient("passthrough:///slotd-inproc",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return g.inproc.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+	)
+	if err != nil {
+		return nil, err
+	}
+	g.conn = conn
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
 			// Proto field names, as in the proto, the OpenAPI document and
@@ -75,23 +90,27 @@ func newGateway(cfg Config, log *slog.Logger, l *locals, keys *auth.Keys, src *c
 		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
 		runtime.WithErrorHandler(writeProblem),
 		runtime.WithRoutingErrorHandler(routingProblem),
-		runtime.WithHealthzEndpoint(gatewayHealth{locals: l}),
+		runtime.WithHealthzEndpoint(healthpb.NewHealthClient(conn)),
 	)
 	ctx := context.Background()
-	if err := slotdv1.RegisterSlotServiceHandlerServer(ctx, mux, gatewaySlots{locals: l}); err != nil {
+	if err := slotdv1.RegisterSlotServiceHandler(ctx, mux, conn); err != nil {
+		conn.Close()
 		return nil, err
 	}
-	if err := slotdv1.RegisterAdminServiceHandlerServer(ctx, mux, gatewayAdmin{locals: l}); err != nil {
+	if err := slotdv1.RegisterAdminServiceHandler(ctx, mux, conn); err != nil {
+		conn.Close()
 		return nil, err
 	}
 	if err := mux.HandlePath(http.MethodGet, OpenAPIPath, func(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapi.Document)
 	}); err != nil {
+		conn.Close()
 		return nil, err
 	}
 	lis, err := listen(cfg.HTTPListen)
 	if err != nil {
+		conn.Close()
 		return nil, err
 	}
 	gate := newGate(cfg.HTTPMaxUnauthConnsPerSource, cfg.HTTPMaxUnauthConns, metrics.NewEdge(m))
@@ -105,8 +124,10 @@ func newGateway(cfg Config, log *slog.Logger, l *locals, keys *auth.Keys, src *c
 	return g, nil
 }
 
-// serve runs the HTTP server; its error is sent to errc.
+// serve runs the gRPC server on the in-process listener and the HTTP server
+// on its own; the first error of either is sent to errc.
 func (g *gateway) serve(errc chan<- error) {
+	go func() { errc <- g.grpc.Serve(g.inproc) }()
 	go func() {
 		if err := g.http.Serve(g.lis); !errors.Is(err, http.ErrServerClosed) {
 			errc <- err
@@ -114,15 +135,25 @@ func (g *gateway) serve(errc chan<- error) {
 	}()
 }
 
-// shutdown lets in-flight HTTP calls finish until ctx ends, then cuts the
-// rest.
+// shutdown lets in-flight HTTP calls finish (they need the gRPC server,
+// which stops after) until ctx ends, then cuts the rest.
 func (g *gateway) shutdown(ctx context.Context) {
 	if err := g.http.Shutdown(ctx); err != nil {
 		_ = g.http.Close()
 	}
+	done := make(chan struct{})
+	go func() { g.grpc.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		g.grpc.Stop()
+	}
 }
 
 func (g *gateway) close() {
+	if g.conn != nil {
+		g.conn.Close()
+	}
 	if g.lis != nil {
 		g.lis.Close()
 	}
@@ -130,8 +161,7 @@ func (g *gateway) close() {
 
 // edge is what an HTTP request meets before the JSON decoder: the key
 // checked (a refused request costs no decoding, and its connection is
-// closed; the principal it names goes on with the request, for the
-// gateway's calls to be admitted by, not checked again), then the body read within
+// closed), then the body read within
 // maxHTTPBody (413 past it) and its nesting bounded by maxJSONDepth, in one
 // pass of linear cost.
 func edge(keys *auth.Keys, m *metrics.Metrics, next http.Handler) http.Handler {
@@ -145,8 +175,7 @@ func edge(keys *auth.Keys, m *metrics.Metrics, next http.Handler) http.Handler {
 		}
 		public := r.Method == http.MethodGet && (r.URL.Path == OpenAPIPath || r.URL.Path == HealthPath)
 		if !public {
-			who, err := keys.Check(r.Header.Values("Authorization"))
-			if err != nil {
+			if _, err := keys.Check(r.Header.Values("Authorization")); err != nil {
 				var pe *problem.Error
 				if !errors.As(err, &pe) {
 					pe = problem.Unauthenticated("")
@@ -156,7 +185,6 @@ func edge(keys *auth.Keys, m *metrics.Metrics, next http.Handler) http.Handler {
 				return
 			}
 			authenticated(r.Context())
-			r = r.WithContext(withEdgePrincipal(r.Context(), who))
 		}
 		if r.ContentLength > maxHTTPBody {
 			sendError(w, tooLarge())

@@ -4,12 +4,14 @@ import (
 	"net/http"
 	"runtime/debug"
 
+	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/app/mcp"
 	"github.com/slotd/slotd/internal/auth"
 )
 
 // mountMCP serves the MCP endpoint (internal/app/mcp) at /mcp on the gateway's
-// listener, behind the same edge, calling slotd in the process (local.go).
+// listener, behind the same edge, calling slotd over the gateway's
+// in-process connection.
 func (s *Server) mountMCP(keys *auth.Keys) error {
 	if s.cfg.DisableMCP {
 		return nil
@@ -19,7 +21,7 @@ func (s *Server) mountMCP(keys *auth.Keys) error {
 		version = bi.Main.Version
 	}
 	h, err := mcp.New(mcp.Config{
-		Slots: mcpSlots{s.locals}, Contracts: s.engine.Contracts(),
+		Slots: slotdv1.NewSlotServiceClient(s.gw.conn), Contracts: s.engine.Contracts(),
 		Keys: keys, Metrics: s.obs.m, Log: s.log, Version: version, Limits: s.cfg.MCP,
 	})
 	if err != nil {

@@ -236,7 +236,6 @@ type Server struct {
 	// (versions.go); nil for a store that keeps none.
 	versions *session.Versions
 	gw       *gateway
-	locals   *locals // the gateway's and MCP's paths to the services
 	obs      *observer
 	console  *console.Console // nil when off
 
@@ -298,16 +297,15 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	s.guard = api.NewGuard(cfg.Limits, log)
 	s.guard.OnRefuse(func(k problem.Kind) { s.obs.m.Refused("grpc", refusal(k)) })
-	// Calls over HTTP and MCP are shed by the same guard, on their path in
-	// the process (local.go): they are counted under grpc too.
+	// Calls over HTTP and MCP are shed by the same guard, in the gateway's
+	// in-process gRPC server: they are counted under grpc too.
 	s.guard.OnShed(func(reason string) { s.obs.m.Refused("grpc", reason) })
 	s.guard.ObserveTurns(s.obs)
 	s.health = health.NewServer()
 	s.grpc = s.newGRPC(keys, s.certs != nil)
 	s.setServing(false)
 	if cfg.HTTPListen != "" {
-		s.locals = s.newLocals(keys)
-		if s.gw, err = newGateway(cfg, log, s.locals, keys, s.certs, s.obs.m); err != nil {
+		if s.gw, err = newGateway(cfg, log, s.newGRPC(keys, false), keys, s.certs, s.obs.m); err != nil {
 			s.lis.Close()
 			s.close()
 			return nil, err
@@ -327,7 +325,8 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 }
 
 // newGRPC builds a gRPC server with every service, bounded and guarded
-// (edge.go), speaking TLS when withTLS.
+// (edge.go), speaking TLS when withTLS. The gateway's in-process server is
+// one without TLS: its connection never leaves the process.
 func (s *Server) newGRPC(keys *auth.Keys, withTLS bool) *grpc.Server {
 	opts := append(transportOptions(),
 		grpc.ForceServerCodecV2(s.guard.Codec()),
@@ -339,7 +338,9 @@ func (s *Server) newGRPC(keys *auth.Keys, withTLS bool) *grpc.Server {
 		// `slotd bench --cpuprofile`). More calls than workers still get a
 		// goroutine each.
 		grpc.NumStreamWorkers(uint32(16*runtime.GOMAXPROCS(0))),
-		grpc.ChainUnaryInterceptor(s.unaryInterceptors()...),
+		// Errors comes last, so that every handler's error becomes a status
+		// with a problem before the gRPC metrics read its code.
+		grpc.ChainUnaryInterceptor(s.guard.Recover(), s.obs.trace(), s.obs.unary(), s.guard.Limit(), s.guard.Errors()),
 		grpc.ChainStreamInterceptor(s.guard.RecoverStream(), s.obs.stream(), s.guard.ErrorsStream()),
 	)
 	if withTLS {
@@ -463,7 +464,7 @@ func (s *Server) Run(ctx context.Context) error {
 		s.health.Shutdown()
 		stopBy := time.Now().Add(s.cfg.ShutdownTimeout)
 		if s.gw != nil {
-			// HTTP first, then gRPC.
+			// HTTP first: its in-flight calls need the gRPC server.
 			sctx, stop := context.WithDeadline(context.Background(), stopBy)
 			s.gw.shutdown(sctx)
 			stop()
