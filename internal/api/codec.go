@@ -7,26 +7,32 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/grpc/encoding"
-	_ "google.golang.org/grpc/encoding/proto" // registers grpc's "proto" codec, which Marshal is
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// Codec is the server's protobuf codec: grpc's own, but for how requests
-// are decoded. Messages nest at most MaxRecursion deep (protobuf's own
-// default is 10 000, which lets one small request cost the server a
-// thousand times its size). And a request that does not decode is not
-// refused by the transport with a bare INTERNAL (grpc answers a codec's
-// error so, before any interceptor runs): it is left empty and marked with
-// the field at fault (the first string with invalid UTF-8), or the reason,
-// and the Limit interceptor answers INVALID_ARGUMENT with a problem naming
-// it. What is at fault is read from the request's bytes (fault), not from
-// protobuf-go's error. Decoding costs time and memory linear in the
-// request's size, whatever it holds. A request of more than MaxBytes as
-// sent is marked too large, its fields decoded (for the refusal's log line
-// and metrics).
+// Codec is the server's protobuf codec. It differs from grpc's in four ways.
+// Messages nest at most MaxRecursion deep (protobuf's own default is 10 000,
+// which lets one small request cost the server a thousand times its size).
+// And a request that does not decode is not refused by the transport with a
+// bare INTERNAL: it is left empty and marked with the field at fault (the
+// first string with invalid UTF-8) or the reason, and the Limit interceptor
+// answers INVALID_ARGUMENT with a problem naming it. Decoding costs time and
+// memory linear in the request's size, whatever it holds. A request of
+// more than MaxBytes as sent is marked too large, its fields decoded (for
+// the refusal's log line and metrics). And slotd's own messages are
+// marshalled by the code generated for them (`make proto`, features
+// marshal and size), without protobuf-go's reflection; requests are still
+// decoded by protobuf-go, for the limits above.
+//
+// Unlike protobuf-go's, the generated marshalling does not check that
+// strings are UTF-8: it sends what it is given. What slotd answers is
+// UTF-8 by construction: requests are checked as they are decoded,
+// contracts and stored JSON decode to UTF-8, texts are cut by runes, and
+// slots and arguments become Structs through newStruct, which refuses
+// anything else as structpb does.
 type Codec struct {
 	// MaxBytes bounds a request's bytes as sent; 0 bounds none. The
 	// server's codec is its Guard's (Guard.Codec), with MaxRequestBytes.
@@ -45,9 +51,35 @@ var unmarshal = proto.UnmarshalOptions{RecursionLimit: MaxRecursion}
 // Name implements encoding.CodecV2: it replaces the default "proto" codec.
 func (Codec) Name() string { return "proto" }
 
-// Marshal implements encoding.CodecV2: grpc's own codec marshals.
+// generated is a message with generated marshalling code.
+type generated interface {
+	SizeVT() int
+	MarshalToSizedBufferVT([]byte) (int, error)
+}
+
+// Marshal implements encoding.CodecV2. Like grpc's own codec, it marshals
+// into a buffer of the shared pool when the message is large enough for
+// pooling to pay.
 func (Codec) Marshal(v any) (mem.BufferSlice, error) {
-	return encoding.GetCodecV2("proto").Marshal(v)
+	m, ok := v.(generated)
+	if !ok {
+		return encoding.GetCodecV2("proto").Marshal(v)
+	}
+	size := m.SizeVT()
+	if mem.IsBelowBufferPoolingThreshold(size) {
+		buf := make([]byte, size)
+		if _, err := m.MarshalToSizedBufferVT(buf); err != nil {
+			return nil, err
+		}
+		return mem.BufferSlice{mem.SliceBuffer(buf)}, nil
+	}
+	pool := mem.DefaultBufferPool()
+	buf := pool.Get(size)
+	if _, err := m.MarshalToSizedBufferVT(*buf); err != nil {
+		pool.Put(buf)
+		return nil, err
+	}
+	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
 }
 
 // Unmarshal implements encoding.CodecV2.
@@ -61,24 +93,35 @@ func (c Codec) Unmarshal(data mem.BufferSlice, v any) error {
 	pooled := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer pooled.Free()
 	buf := pooled.ReadOnlyData()
-	if err := unmarshal.Unmarshal(buf, m); err != nil {
-		proto.Reset(m)
-		field, why := fault(buf, m.ProtoReflect().Descriptor(), "", 0)
-		if field == "" {
-			field, why = "request", "not a valid protobuf message of this method"
+	err := unmarshal.Unmarshal(buf, m)
+	if err == nil {
+		// The mark is the codec's alone: a caller sending that field
+		// itself would have Limit refuse its request with the caller's
+		// own words.
+		if r := m.ProtoReflect(); len(r.GetUnknown()) > 0 {
+			r.SetUnknown(withoutMark(r.GetUnknown()))
 		}
-		mark(m, field, why)
+		// The bytes as sent, every field counted (unknown ones inside
+		// well-known types too), without sizing the decoded message again.
+		if n := len(buf); c.MaxBytes > 0 && n > c.MaxBytes {
+			mark(m, "request", fmt.Sprintf("%d bytes; at most %d", n, c.MaxBytes))
+		}
 		return nil
 	}
-	// The mark is the codec's alone: a caller sending that field itself
-	// would have Limit refuse its request with the caller's own words.
-	if r := m.ProtoReflect(); len(r.GetUnknown()) > 0 {
-		r.SetUnknown(withoutMark(r.GetUnknown()))
-	}
-	// The bytes as sent, every field counted (unknown ones inside
-	// well-known types too), without sizing the decoded message again.
-	if n := len(buf); c.MaxBytes > 0 && n > c.MaxBytes {
-		mark(m, "request", fmt.Sprintf("%d bytes; at most %d", n, c.MaxBytes))
+	proto.Reset(m)
+	// protobuf-go's errors have no types to tell them apart; their texts
+	// are stable.
+	switch msg := err.Error(); {
+	case strings.Contains(msg, "invalid UTF-8"):
+		field := badUTF8(buf, m.ProtoReflect().Descriptor(), "", 0)
+		if field == "" {
+			field = "request"
+		}
+		mark(m, field, "not valid UTF-8")
+	case strings.Contains(msg, "recursion depth"):
+		mark(m, "request", fmt.Sprintf("nested deeper than %d levels", MaxRecursion))
+	default:
+		mark(m, "request", "not a valid protobuf message of this method")
 	}
 	return nil
 }
@@ -166,26 +209,24 @@ func markOf(m proto.Message) string {
 	return ""
 }
 
-// fault is what protobuf-go refuses first in the wire bytes of a message
-// of md, as the field at fault and why: a string field with invalid UTF-8
-// (named by its path), or messages nested deeper than MaxRecursion, as
-// protobuf-go counts them (each message, map entries too, is a level);
-// "", "" when neither. It reads the bytes in place: a level skips over a
-// nested message by its length and leaves it to the level below, so every
-// byte is read once and nothing is copied.
-func fault(b []byte, md protoreflect.MessageDescriptor, path string, depth int) (field, why string) {
-	if depth >= MaxRecursion {
-		return "request", fmt.Sprintf("nested deeper than %d levels", MaxRecursion)
+// badUTF8 is the path of the first string field with invalid UTF-8 in the
+// wire bytes of a message, or "". It reads the bytes in place, descending
+// at most MaxRecursion levels: a level skips over a nested message by its
+// length and leaves it to the level below, so every byte is read once and
+// nothing is copied.
+func badUTF8(b []byte, md protoreflect.MessageDescriptor, path string, depth int) string {
+	if depth > MaxRecursion {
+		return ""
 	}
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return "", ""
+			return ""
 		}
 		b = b[n:]
 		vn := protowire.ConsumeFieldValue(num, typ, b)
 		if vn < 0 {
-			return "", ""
+			return ""
 		}
 		val := b[:vn]
 		b = b[vn:]
@@ -201,13 +242,13 @@ func fault(b []byte, md protoreflect.MessageDescriptor, path string, depth int) 
 		switch fd.Kind() {
 		case protoreflect.StringKind:
 			if !utf8.Valid(payload) {
-				return name, "not valid UTF-8"
+				return name
 			}
-		case protoreflect.MessageKind:
-			if field, why := fault(payload, fd.Message(), name, depth+1); field != "" {
-				return field, why
+		case protoreflect.MessageKind, protoreflect.GroupKind:
+			if f := badUTF8(payload, fd.Message(), name, depth+1); f != "" {
+				return f
 			}
 		}
 	}
-	return "", ""
+	return ""
 }

@@ -15,7 +15,6 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/session"
@@ -296,52 +295,6 @@ func TestCodecMarksGarbage(t *testing.T) {
 	}
 	if field, why := undecodable(&req); field != "request" || why == "" {
 		t.Errorf("garbage marked %q, %q; want request and a reason", field, why)
-	}
-}
-
-// A request nested deeper than MaxRecursion, as protobuf-go counts its
-// levels (the request, each Struct, map entry, Value and list), is marked
-// as such; one level less decodes. A string with invalid UTF-8 above the limit is named first, as
-// protobuf-go meets it first.
-func TestCodecMarksDeepNesting(t *testing.T) {
-	t.Parallel()
-	// The request, arguments (a Struct), its map entry and the Value are 4
-	// levels; each list adds a ListValue and a Value.
-	nested := func(lists int, leaf string) []byte {
-		v := structpb.NewStringValue(leaf)
-		for range lists {
-			v = structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{v}})
-		}
-		req := &slotdv1.TurnRequest{ConversationId: "c", Tool: "bank.open_dispute", TurnId: "t",
-			Arguments: &structpb.Struct{Fields: map[string]*structpb.Value{"reason": v}}}
-		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	decode := func(b []byte) (*slotdv1.TurnRequest, string, string) {
-		var req slotdv1.TurnRequest
-		if err := (Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, &req); err != nil {
-			t.Fatal(err)
-		}
-		field, why := undecodable(&req)
-		return &req, field, why
-	}
-	// MaxRecursion levels in all: 4 + 2*lists.
-	within := (MaxRecursion - 4) / 2
-	if req, field, why := decode(nested(within, "x")); field != "" || req.GetArguments() == nil {
-		t.Errorf("%d lists deep: marked %q, %q; want it decoded", within, field, why)
-	}
-	deep := fmt.Sprintf("nested deeper than %d levels", MaxRecursion)
-	for _, lists := range []int{within + 1, 200} {
-		if _, field, why := decode(nested(lists, "x")); field != "request" || why != deep {
-			t.Errorf("%d lists deep: marked %q, %q; want request, %q", lists, field, why, deep)
-		}
-	}
-	bad := bytes.Replace(nested(200, "x"), []byte("bank"), []byte{0xff, 0xfe, 0xfd, 0xfc}, 1)
-	if _, field, why := decode(bad); field != "tool" || why != "not valid UTF-8" {
-		t.Errorf("invalid UTF-8 in the tool, nested 200 deep: marked %q, %q; want tool, not valid UTF-8", field, why)
 	}
 }
 
