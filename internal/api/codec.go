@@ -26,6 +26,9 @@ import (
 // marshalled by the code generated for them (`make proto`, features
 // marshal and size), without protobuf-go's reflection; requests are still
 // decoded by protobuf-go, for the limits above.
+// The generated marshalling earns its place by
+// BenchmarkCodecMarshalTurnResponse and by integration's
+// TestRapidResetFloodKeepsMemoryBounded, which slotd fails without it.
 //
 // Unlike protobuf-go's, the generated marshalling does not check that
 // strings are UTF-8: it sends what it is given. What slotd answers is
