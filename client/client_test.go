@@ -38,6 +38,8 @@ type fake struct {
 	calls     []*slotdv1.TurnRequest
 	auth      []string
 	completes []*slotdv1.CompleteSessionRequest
+	gets      []*slotdv1.GetSessionRequest
+	resets    []*slotdv1.ResetSessionRequest
 }
 
 func (f *fake) Turn(ctx context.Context, req *slotdv1.TurnRequest) (*slotdv1.TurnResponse, error) {
@@ -73,6 +75,33 @@ func (f *fake) CompleteSession(_ context.Context, req *slotdv1.CompleteSessionRe
 	out, _ := structpb.NewStruct(map[string]any{"status": "accepted"})
 	return &slotdv1.CompleteSessionResponse{Output: out, Action: slotdv1.Action_ACTION_READY,
 		Session: &slotdv1.Session{Status: slotdv1.SessionStatus_SESSION_STATUS_COMPLETED}}, nil
+}
+
+func (f *fake) GetSession(_ context.Context, req *slotdv1.GetSessionRequest) (*slotdv1.GetSessionResponse, error) {
+	f.mu.Lock()
+	f.gets = append(f.gets, req)
+	f.mu.Unlock()
+	if req.ConversationId == "chat-unknown" {
+		return nil, failure(codes.NotFound, &slotdv1.Problem{Type: "https://slotd.dev/problems/session-not-found", Title: "No open session", Status: 404})
+	}
+	slots, _ := structpb.NewStruct(map[string]any{"amount": "1250.50", "reason": "duplicate"})
+	return &slotdv1.GetSessionResponse{Session: &slotdv1.Session{Id: "s-1", ConversationId: req.ConversationId, Tool: "bank.open_dispute",
+		Status: slotdv1.SessionStatus_SESSION_STATUS_ACTIVE, Version: 3, Slots: slots, Missing: []string{"transaction_date"},
+		Pending: []*slotdv1.PendingChange{{Slot: "amount", Old: structpb.NewStringValue("125.50"), New: structpb.NewStringValue("1250.50")}},
+		Locale:  "ru-RU", TimeZone: "Europe/Moscow", Attempts: map[string]int32{"amount": 2}}}, nil
+}
+
+func (f *fake) ResetSession(_ context.Context, req *slotdv1.ResetSessionRequest) (*slotdv1.ResetSessionResponse, error) {
+	f.mu.Lock()
+	f.resets = append(f.resets, req)
+	f.mu.Unlock()
+	resp := &slotdv1.ResetSessionResponse{Sessions: []*slotdv1.Session{{Id: "s-1", ConversationId: req.ConversationId, Tool: "bank.open_dispute",
+		Status: slotdv1.SessionStatus_SESSION_STATUS_RESET}}}
+	if req.Tool == "" {
+		resp.Sessions = append(resp.Sessions, &slotdv1.Session{Id: "s-2", ConversationId: req.ConversationId, Tool: "bank.block_card",
+			Status: slotdv1.SessionStatus_SESSION_STATUS_RESET})
+	}
+	return resp, nil
 }
 
 func (f *fake) turnIDs() []string {
@@ -366,5 +395,59 @@ func TestTurnStopsWaitingWhenTheContextIsCancelled(t *testing.T) {
 	}
 	if n := len(f.turnIDs()); n != 1 {
 		t.Errorf("calls = %d, want 1", n)
+	}
+}
+
+func TestSessionResetAndTurnOptions(t *testing.T) {
+	t.Parallel()
+	f := &fake{replies: []reply{{}}}
+	c := startFake(t, f, client.WithAPIKey("bank-key-0123456789abcdef"))
+	ctx := context.Background()
+
+	s, err := c.Session(ctx, "  chat-7\t", "bank.open_dispute")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ID != "s-1" || s.Status != "ACTIVE" || s.Version != 3 || s.Slots["amount"] != "1250.50" ||
+		len(s.Missing) != 1 || len(s.Pending) != 1 || s.Pending[0].Old != "125.50" || s.Attempts["amount"] != 2 || s.TimeZone != "Europe/Moscow" {
+		t.Errorf("session = %+v, want s-1 ACTIVE v3 with its slots, missing, pending amount 125.50 → 1250.50 and attempts", s)
+	}
+	if _, err := c.Session(ctx, "chat-unknown"); err == nil {
+		t.Error("Session of an unknown conversation: no error")
+	} else if e := (*client.Error)(nil); !errors.As(err, &e) || e.Code != codes.NotFound || e.Problem == nil || e.Problem.Status != 404 {
+		t.Errorf("Session of an unknown conversation: %v, want the 404 problem", err)
+	}
+
+	one, err := c.Reset(ctx, "chat-7", "bank.open_dispute")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := c.Reset(ctx, "chat-7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(one) != 1 || len(all) != 2 || all[1].Tool != "bank.block_card" || all[0].Status != "RESET" {
+		t.Errorf("reset one tool = %+v, every tool = %+v; want 1 and 2 RESET sessions", one, all)
+	}
+
+	if _, err := c.Turn(ctx, "chat-7", "bank.open_dispute", map[string]any{"amount": "1 250,50"},
+		client.Locale("uk-UA"), client.TimeZone("Europe/Kyiv")); err != nil {
+		t.Fatal(err)
+	}
+	// Raw sends no key of its own: the caller adds it.
+	if _, err := c.Raw().GetSession(ctx, &slotdv1.GetSessionRequest{ConversationId: "chat-raw"}); err != nil {
+		t.Fatal(err)
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.gets) != 3 || f.gets[0].Tool != "bank.open_dispute" || f.gets[1].Tool != "" || f.gets[2].ConversationId != "chat-raw" {
+		t.Errorf("GetSession requests = %v, want the tool given once, then none, then the raw call", f.gets)
+	}
+	if len(f.resets) != 2 || f.resets[0].Tool != "bank.open_dispute" || f.resets[1].Tool != "" {
+		t.Errorf("ResetSession requests = %v, want one tool, then every tool", f.resets)
+	}
+	if got := f.calls[len(f.calls)-1]; got.Locale != "uk-UA" || got.TimeZone != "Europe/Kyiv" {
+		t.Errorf("turn sent locale %q time zone %q, want uk-UA and Europe/Kyiv", got.Locale, got.TimeZone)
 	}
 }

@@ -154,12 +154,6 @@ func undecodable(m proto.Message) (field, why string) {
 	return field, why
 }
 
-// invalidUTF8Field is the field Codec marked, or "".
-func invalidUTF8Field(m proto.Message) string {
-	field, _ := undecodable(m)
-	return field
-}
-
 // withoutMark is b, unknown fields as protobuf-go keeps them (each well
 // formed), without any field of the mark's number.
 func withoutMark(b []byte) []byte {

@@ -322,3 +322,9 @@ func TestUnavailableNamesTheFix(t *testing.T) {
 		t.Errorf("the log lacks the server's message: %s", logs.String())
 	}
 }
+
+// invalidUTF8Field is the field Codec marked, or "".
+func invalidUTF8Field(m proto.Message) string {
+	field, _ := undecodable(m)
+	return field
+}

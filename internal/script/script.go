@@ -41,9 +41,6 @@ type Script struct {
 	steps []*step
 }
 
-// Steps is the number of steps.
-func (s *Script) Steps() int { return len(s.steps) }
-
 type stepKind int
 
 const (

@@ -100,10 +100,3 @@ func (l *limiter) failed(src string) {
 	}
 	l.sources[src] = bucket{tries: max(0, b.left(now)-1), since: now}
 }
-
-// size is the sources remembered.
-func (l *limiter) size() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.sources)
-}

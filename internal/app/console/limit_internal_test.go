@@ -52,3 +52,10 @@ func TestSource(t *testing.T) {
 		}
 	}
 }
+
+// size is the sources remembered.
+func (l *limiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.sources)
+}
