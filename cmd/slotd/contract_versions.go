@@ -7,8 +7,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/slotd/slotd/internal/session/pgstore"
 )
 
@@ -24,19 +22,16 @@ session pinned to a version it did not load from there.`,
 	setup: func(fs *flags) runFunc {
 		var url, tool string
 		var asJSON bool
-		fs.String(&url, "database-url", "SLOTD_DATABASE_URL", "", "Postgres connection string, e.g. postgres://user@127.0.0.1:5432/slotd")
+		databaseFlag(fs, &url)
 		fs.String(&tool, "tool", "SLOTD_CONTRACT_TOOL", "", "only this tool's versions")
 		fs.Bool(&asJSON, "json", "SLOTD_CONTRACT_JSON", false, "print JSON")
 		return func(ctx context.Context, c *cli, args []string) error {
 			if err := noArgs(args); err != nil {
 				return err
 			}
-			if url == "" {
-				return usagef("--database-url or SLOTD_DATABASE_URL is required")
-			}
-			pool, err := pgxpool.New(ctx, url)
+			pool, err := openDatabase(ctx, url)
 			if err != nil {
-				return usagef("--database-url is not a valid Postgres connection string")
+				return err
 			}
 			defer pool.Close()
 			vs, err := pgstore.New(pool).ContractVersions(ctx, tool)
