@@ -141,7 +141,7 @@ func launch(t *testing.T, prlimit, bin string, env, flags []string) (*process, s
 		logFile.Close()
 		if t.Failed() {
 			b, _ := os.ReadFile(logFile.Name())
-			t.Logf("slotd's log:\n%s", tail(string(b), 4000))
+			t.Logf("slotd's log:\n%s", crash(string(b), 4000))
 		}
 	})
 	return p, logFile.Name()
@@ -208,6 +208,17 @@ func (p *process) metrics(t *testing.T, names ...string) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// crash is the start of the log's crash report (a panic or a fatal error
+// with its first goroutines), or its last n bytes when it has none.
+func crash(log string, n int) string {
+	for _, mark := range []string{"\nfatal error: ", "\npanic: ", "\nruntime: "} {
+		if i := strings.Index(log, mark); i >= 0 {
+			return tail(log[:i], 600) + log[i:min(len(log), i+n)] + "…"
+		}
+	}
+	return tail(log, n)
 }
 
 func tail(s string, n int) string {
