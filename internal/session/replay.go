@@ -688,3 +688,24 @@ func argsKey(m map[string]any) string {
 	b, _ := json.Marshal(m)
 	return string(b)
 }
+
+// MaxReplayLimit bounds the conversations one ReplayContracts call plays.
+const MaxReplayLimit = 10000
+
+// UseReplaySource lets the engine replay the conversations src stores
+// (ReplayContracts); the server sets it when its store is one.
+func (e *Engine) UseReplaySource(src ReplaySource) { e.replay = src }
+
+// ReplayContracts replays the conversations f picks with next as the
+// candidate, the engine's lifetimes and caps, and the versions the
+// engine's store holds as the baseline.
+func (e *Engine) ReplayContracts(ctx context.Context, next *contract.Catalog, f ReplayFilter) (*ReplayReport, error) {
+	if e.replay == nil {
+		return nil, fmt.Errorf("%w: the store keeps no history to replay", ErrUnavailable)
+	}
+	var vs VersionStore
+	if e.versions != nil {
+		vs = e.versions.store
+	}
+	return NewReplayer(next, vs, e.defaults).Run(ctx, e.replay, f)
+}
