@@ -17,7 +17,7 @@ var contractCommand = &command{
 	about: `Works with the contract files of a folder (--contracts, SLOTD_CONTRACTS):
 exports a tool's definition for a model provider, lints the files against the
 providers' strict modes, lists them. docs/contracts.md describes the format.`,
-	subs: []*command{contractExport, contractLint, contractList, contractVersions},
+	subs: []*command{contractExport, contractLint, contractList, contractVersions, contractReplay},
 }
 
 var contractExport = &command{

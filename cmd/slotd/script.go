@@ -33,7 +33,13 @@ integration/scripts) against slotd, each in a conversation of its own, and
 reports per step what was expected and what came. Exits 1 when a script
 fails. With --in-process it starts its own slotd (on Postgres when
 --database-url is given, else on the memory store). The format is in
-docs/scripts.md.`,
+docs/scripts.md.
+
+With --baseline DIR it checks a contract change instead: it plays every
+script twice in this process, on the memory store, with the contracts of
+DIR (those in use) and with those of --contracts (the next ones), every
+step whatever came before it, and reports the steps that pass with DIR and
+fail with --contracts. It exits 1 when the change breaks a step.`,
 	setup: func(fs *flags) runFunc {
 		var o scriptOptions
 		fs.String(&o.addr, "addr", "SLOTD_ADDR", "127.0.0.1:50051", "slotd's gRPC address")
@@ -50,6 +56,7 @@ docs/scripts.md.`,
 		fs.Bool(&o.record, "record", "SLOTD_SCRIPT_RECORD", false, "play without checking and write each response into the script as its expectations")
 		fs.Duration(&o.timeout, "timeout", "SLOTD_SCRIPT_TIMEOUT", 10*time.Second, "bound on each call")
 		fs.Bool(&o.verbose, "v", "SLOTD_SCRIPT_VERBOSE", false, "list passing scripts and every step")
+		fs.String(&o.baseline, "baseline", "SLOTD_SCRIPT_BASELINE", "", "contracts in use: report the steps that pass with them and fail with --contracts")
 		return func(ctx context.Context, c *cli, paths []string) error {
 			o.explicitAddr = fs.onCommandLine("addr")
 			return scriptRun(ctx, c, o, paths)
@@ -60,10 +67,12 @@ docs/scripts.md.`,
 // scriptOptions are slotd script run's flags.
 type scriptOptions struct {
 	addr, contracts, databaseURL, apiKeys, tenantKey, run, junit string
-	dial                                                         *dialFlags
-	inProcess, keepGoing, record, verbose, explicitAddr          bool
-	parallel                                                     int
-	timeout                                                      time.Duration
+	// baseline is the contracts folder a replay compares --contracts with.
+	baseline                                            string
+	dial                                                *dialFlags
+	inProcess, keepGoing, record, verbose, explicitAddr bool
+	parallel                                            int
+	timeout                                             time.Duration
 }
 
 func scriptRun(ctx context.Context, c *cli, o scriptOptions, paths []string) error {
@@ -83,6 +92,9 @@ func scriptRun(ctx context.Context, c *cli, o scriptOptions, paths []string) err
 	if o.inProcess && o.explicitAddr {
 		return usagef("give --addr or --in-process, not both")
 	}
+	if o.baseline != "" && (o.explicitAddr || o.record || o.junit != "") {
+		return usagef("--baseline plays the scripts in this process and checks them: not with --addr, --record or --junit")
+	}
 
 	start := time.Now()
 	scripts, loadErr := script.Load(paths...)
@@ -97,6 +109,13 @@ func scriptRun(ctx context.Context, c *cli, o scriptOptions, paths []string) err
 	}
 	if len(scripts) == 0 && loadErr == nil {
 		return fmt.Errorf("no script matches --run %q", o.run)
+	}
+
+	if o.baseline != "" {
+		if loadErr != nil {
+			return loadErr
+		}
+		return scriptReplay(ctx, c, o, scripts)
 	}
 
 	target := o.addr
@@ -143,6 +162,36 @@ func scriptRun(ctx context.Context, c *cli, o scriptOptions, paths []string) err
 	}
 	if n := report.Failed(); n > 0 {
 		return fmt.Errorf("%d of %d scripts failed", n, report.Failed()+report.Passed())
+	}
+	return nil
+}
+
+// scriptReplay plays scripts with the contracts of o.baseline and of
+// o.contracts, in this process on the memory store, and reports the steps
+// the change breaks.
+func scriptReplay(ctx context.Context, c *cli, o scriptOptions, scripts []*script.Script) error {
+	o.databaseURL, o.apiKeys, o.tenantKey = "", "", ""
+	var plays [2][]*script.Result
+	for i, dir := range []string{o.baseline, o.contracts} {
+		o.contracts = dir
+		addr, stop, err := startInProcess(ctx, o, io.Discard)
+		if err != nil {
+			return fmt.Errorf("contracts %s: %w", dir, err)
+		}
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			stop()
+			return err
+		}
+		runner := &script.Runner{Conn: conn, Parallel: o.parallel, KeepGoing: true, Timeout: o.timeout}
+		plays[i] = runner.RunAll(ctx, scripts)
+		conn.Close()
+		stop()
+	}
+	cmp := script.Compare(plays[0], plays[1])
+	cmp.WriteText(c.stdout)
+	if n := len(cmp.Broken); n > 0 {
+		return fmt.Errorf("the contracts of %s break %d script steps that pass with %s", o.contracts, n, o.baseline)
 	}
 	return nil
 }

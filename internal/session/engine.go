@@ -22,6 +22,7 @@ type Engine struct {
 	defaults  Config
 	zones     sync.Map // name → *time.Location
 	versions  *Versions
+	replay    ReplaySource
 }
 
 // NewEngine builds an engine on store and contracts with cfg, whose zero

@@ -11,11 +11,15 @@ import (
 )
 
 // useVersions makes the engine serve every stored version of a tool's
-// contract, when the store keeps versions.
+// contract, when the store keeps versions, and replay the conversations
+// it stores.
 func (s *Server) useVersions() {
 	if vs, ok := s.store.(session.VersionStore); ok {
 		s.versions = session.NewVersions(vs, s.engine.Contracts())
 		s.engine.UseVersions(s.versions)
+	}
+	if rs, ok := s.store.(session.ReplaySource); ok {
+		s.engine.UseReplaySource(rs)
 	}
 }
 

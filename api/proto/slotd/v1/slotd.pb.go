@@ -3029,6 +3029,650 @@ func (x *ContractInfo) GetRequiresApproval() bool {
 	return false
 }
 
+type ReplayContractsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The next version's contract documents (JSON, as contract files hold
+	// them); tools not among them are unknown to the next version.
+	Contracts []string `protobuf:"bytes,1,rep,name=contracts,proto3" json:"contracts,omitempty"`
+	// Only conversations with a session of this tool.
+	Tool string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// Only conversations used within this time; all when unset.
+	Since *durationpb.Duration `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
+	// At most this many conversations, the most recently used first; 1000
+	// when 0, at most 10000.
+	Limit int32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Conditions reported in failed when they hold: any, differ, ready-lost,
+	// ready-later, ready-args, newly-asked, newly-refused, not-replayed.
+	FailOn        []string `protobuf:"bytes,5,rep,name=fail_on,json=failOn,proto3" json:"fail_on,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayContractsRequest) Reset() {
+	*x = ReplayContractsRequest{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayContractsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayContractsRequest) ProtoMessage() {}
+
+func (x *ReplayContractsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayContractsRequest.ProtoReflect.Descriptor instead.
+func (*ReplayContractsRequest) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ReplayContractsRequest) GetContracts() []string {
+	if x != nil {
+		return x.Contracts
+	}
+	return nil
+}
+
+func (x *ReplayContractsRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *ReplayContractsRequest) GetSince() *durationpb.Duration {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *ReplayContractsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ReplayContractsRequest) GetFailOn() []string {
+	if x != nil {
+		return x.FailOn
+	}
+	return nil
+}
+
+type ReplayContractsResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Summary *ReplaySummary         `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	// Every conversation played or not, the most recently used first.
+	Conversations []*ConversationReplay `protobuf:"bytes,2,rep,name=conversations,proto3" json:"conversations,omitempty"`
+	// The conditions of fail_on that hold.
+	Failed        []string `protobuf:"bytes,3,rep,name=failed,proto3" json:"failed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayContractsResponse) Reset() {
+	*x = ReplayContractsResponse{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayContractsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayContractsResponse) ProtoMessage() {}
+
+func (x *ReplayContractsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayContractsResponse.ProtoReflect.Descriptor instead.
+func (*ReplayContractsResponse) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ReplayContractsResponse) GetSummary() *ReplaySummary {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
+func (x *ReplayContractsResponse) GetConversations() []*ConversationReplay {
+	if x != nil {
+		return x.Conversations
+	}
+	return nil
+}
+
+func (x *ReplayContractsResponse) GetFailed() []string {
+	if x != nil {
+		return x.Failed
+	}
+	return nil
+}
+
+// ReplaySummary counts the conversations of a replay.
+type ReplaySummary struct {
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	Conversations        int32                  `protobuf:"varint,1,opt,name=conversations,proto3" json:"conversations,omitempty"`
+	Replayed             int32                  `protobuf:"varint,2,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	Same                 int32                  `protobuf:"varint,3,opt,name=same,proto3" json:"same,omitempty"`
+	Differ               int32                  `protobuf:"varint,4,opt,name=differ,proto3" json:"differ,omitempty"`
+	ReadyEarlier         int32                  `protobuf:"varint,5,opt,name=ready_earlier,json=readyEarlier,proto3" json:"ready_earlier,omitempty"`
+	ReadyLater           int32                  `protobuf:"varint,6,opt,name=ready_later,json=readyLater,proto3" json:"ready_later,omitempty"`
+	ReadyLost            int32                  `protobuf:"varint,7,opt,name=ready_lost,json=readyLost,proto3" json:"ready_lost,omitempty"`
+	ReadyArgumentsDiffer int32                  `protobuf:"varint,8,opt,name=ready_arguments_differ,json=readyArgumentsDiffer,proto3" json:"ready_arguments_differ,omitempty"`
+	NewlyAsked           int32                  `protobuf:"varint,9,opt,name=newly_asked,json=newlyAsked,proto3" json:"newly_asked,omitempty"`
+	NewlyRefused         int32                  `protobuf:"varint,10,opt,name=newly_refused,json=newlyRefused,proto3" json:"newly_refused,omitempty"`
+	// Conversations whose history masked values (a sensitive slot's, a card
+	// number cut to four digits), played as absent.
+	Masked      int32 `protobuf:"varint,11,opt,name=masked,proto3" json:"masked,omitempty"`
+	NotReplayed int32 `protobuf:"varint,12,opt,name=not_replayed,json=notReplayed,proto3" json:"not_replayed,omitempty"`
+	// Per slot, the conversations in which it is newly asked, or its value
+	// newly refused; per reason, the conversations not replayed.
+	NewlyAskedSlots   map[string]int32 `protobuf:"bytes,13,rep,name=newly_asked_slots,json=newlyAskedSlots,proto3" json:"newly_asked_slots,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	NewlyRefusedSlots map[string]int32 `protobuf:"bytes,14,rep,name=newly_refused_slots,json=newlyRefusedSlots,proto3" json:"newly_refused_slots,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	NotReplayedWhy    map[string]int32 `protobuf:"bytes,15,rep,name=not_replayed_why,json=notReplayedWhy,proto3" json:"not_replayed_why,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ReplaySummary) Reset() {
+	*x = ReplaySummary{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplaySummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplaySummary) ProtoMessage() {}
+
+func (x *ReplaySummary) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplaySummary.ProtoReflect.Descriptor instead.
+func (*ReplaySummary) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ReplaySummary) GetConversations() int32 {
+	if x != nil {
+		return x.Conversations
+	}
+	return 0
+}
+
+func (x *ReplaySummary) GetReplayed() int32 {
+	if x != nil {
+		return x.Replayed
+	}
+	return 0
+}
+
+func (x *ReplaySummary) GetSame() int32 {
+	if x != nil {
+		return x.Same
+	}
+	return 0
+}
+
+func (x *ReplaySummary) GetDiffer() int32 {
+	if x != nil {
+		return x.Differ
+	}
+	return 0
+}
+
+func (x *ReplaySummary) GetReadyEarlier() int32 {
+	if x != nil {
+		return x.ReadyEarlier
+	}
+	return 0
+}
+
+func (x *ReplaySummary) GetReadyLater() int32 {
+	if x != nil {
+		return x.ReadyLater
+	}
+	return 0
+}
+
+func (x *ReplaySummary) GetReadyLost() int32 {
+	if x != nil {
+		return x.ReadyLost
+	}
+	return 0
+}
+
+func (x *ReplaySummary) GetReadyArgumentsDiffer() int32 {
+	if x != nil {
+		return x.ReadyArgumentsDiffer
+	}
+	return 0
+}
+
+func (x *ReplaySummary) GetNewlyAsked() int32 {
+	if x != nil {
+		return x.NewlyAsked
+	}
+	return 0
+}
+
+func (x *ReplaySummary) GetNewlyRefused() int32 {
+	if x != nil {
+		return x.NewlyRefused
+	}
+	return 0
+}
+
+func (x *ReplaySummary) GetMasked() int32 {
+	if x != nil {
+		return x.Masked
+	}
+	return 0
+}
+
+func (x *ReplaySummary) GetNotReplayed() int32 {
+	if x != nil {
+		return x.NotReplayed
+	}
+	return 0
+}
+
+func (x *ReplaySummary) GetNewlyAskedSlots() map[string]int32 {
+	if x != nil {
+		return x.NewlyAskedSlots
+	}
+	return nil
+}
+
+func (x *ReplaySummary) GetNewlyRefusedSlots() map[string]int32 {
+	if x != nil {
+		return x.NewlyRefusedSlots
+	}
+	return nil
+}
+
+func (x *ReplaySummary) GetNotReplayedWhy() map[string]int32 {
+	if x != nil {
+		return x.NotReplayedWhy
+	}
+	return nil
+}
+
+// ConversationReplay is one conversation of a replay.
+type ConversationReplay struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Tenant         string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	ConversationId string                 `protobuf:"bytes,2,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	Tools          []string               `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
+	Turns          int32                  `protobuf:"varint,4,opt,name=turns,proto3" json:"turns,omitempty"`
+	// Why the conversation was not replayed (purged, version-gone,
+	// version-unknown, unreadable), and what exactly; empty when it was.
+	NotReplayed string `protobuf:"bytes,5,opt,name=not_replayed,json=notReplayed,proto3" json:"not_replayed,omitempty"`
+	Detail      string `protobuf:"bytes,6,opt,name=detail,proto3" json:"detail,omitempty"`
+	// Slots whose stored values were masked.
+	Masked []string `protobuf:"bytes,7,rep,name=masked,proto3" json:"masked,omitempty"`
+	// The turn (from 1) of the first READY with the versions the turns ran
+	// on and with the next version; 0 when none.
+	ReadyBefore int32 `protobuf:"varint,8,opt,name=ready_before,json=readyBefore,proto3" json:"ready_before,omitempty"`
+	ReadyAfter  int32 `protobuf:"varint,9,opt,name=ready_after,json=readyAfter,proto3" json:"ready_after,omitempty"`
+	// same, earlier, later or lost.
+	Ready                string        `protobuf:"bytes,10,opt,name=ready,proto3" json:"ready,omitempty"`
+	ReadyArgumentsDiffer bool          `protobuf:"varint,11,opt,name=ready_arguments_differ,json=readyArgumentsDiffer,proto3" json:"ready_arguments_differ,omitempty"`
+	NewlyAsked           []string      `protobuf:"bytes,12,rep,name=newly_asked,json=newlyAsked,proto3" json:"newly_asked,omitempty"`
+	NewlyRefused         []string      `protobuf:"bytes,13,rep,name=newly_refused,json=newlyRefused,proto3" json:"newly_refused,omitempty"`
+	Diffs                []*TurnReplay `protobuf:"bytes,14,rep,name=diffs,proto3" json:"diffs,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *ConversationReplay) Reset() {
+	*x = ConversationReplay{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConversationReplay) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConversationReplay) ProtoMessage() {}
+
+func (x *ConversationReplay) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConversationReplay.ProtoReflect.Descriptor instead.
+func (*ConversationReplay) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ConversationReplay) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *ConversationReplay) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *ConversationReplay) GetTools() []string {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *ConversationReplay) GetTurns() int32 {
+	if x != nil {
+		return x.Turns
+	}
+	return 0
+}
+
+func (x *ConversationReplay) GetNotReplayed() string {
+	if x != nil {
+		return x.NotReplayed
+	}
+	return ""
+}
+
+func (x *ConversationReplay) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *ConversationReplay) GetMasked() []string {
+	if x != nil {
+		return x.Masked
+	}
+	return nil
+}
+
+func (x *ConversationReplay) GetReadyBefore() int32 {
+	if x != nil {
+		return x.ReadyBefore
+	}
+	return 0
+}
+
+func (x *ConversationReplay) GetReadyAfter() int32 {
+	if x != nil {
+		return x.ReadyAfter
+	}
+	return 0
+}
+
+func (x *ConversationReplay) GetReady() string {
+	if x != nil {
+		return x.Ready
+	}
+	return ""
+}
+
+func (x *ConversationReplay) GetReadyArgumentsDiffer() bool {
+	if x != nil {
+		return x.ReadyArgumentsDiffer
+	}
+	return false
+}
+
+func (x *ConversationReplay) GetNewlyAsked() []string {
+	if x != nil {
+		return x.NewlyAsked
+	}
+	return nil
+}
+
+func (x *ConversationReplay) GetNewlyRefused() []string {
+	if x != nil {
+		return x.NewlyRefused
+	}
+	return nil
+}
+
+func (x *ConversationReplay) GetDiffs() []*TurnReplay {
+	if x != nil {
+		return x.Diffs
+	}
+	return nil
+}
+
+// TurnReplay is a turn whose two plays differ in fields (action, question,
+// arguments, idempotency_key).
+type TurnReplay struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Turn          int32                  `protobuf:"varint,1,opt,name=turn,proto3" json:"turn,omitempty"`
+	TurnId        string                 `protobuf:"bytes,2,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	Tool          string                 `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
+	Fields        []string               `protobuf:"bytes,4,rep,name=fields,proto3" json:"fields,omitempty"`
+	Before        *ReplayStep            `protobuf:"bytes,5,opt,name=before,proto3" json:"before,omitempty"`
+	After         *ReplayStep            `protobuf:"bytes,6,opt,name=after,proto3" json:"after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TurnReplay) Reset() {
+	*x = TurnReplay{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnReplay) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnReplay) ProtoMessage() {}
+
+func (x *TurnReplay) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnReplay.ProtoReflect.Descriptor instead.
+func (*TurnReplay) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *TurnReplay) GetTurn() int32 {
+	if x != nil {
+		return x.Turn
+	}
+	return 0
+}
+
+func (x *TurnReplay) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *TurnReplay) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *TurnReplay) GetFields() []string {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+func (x *TurnReplay) GetBefore() *ReplayStep {
+	if x != nil {
+		return x.Before
+	}
+	return nil
+}
+
+func (x *TurnReplay) GetAfter() *ReplayStep {
+	if x != nil {
+		return x.After
+	}
+	return nil
+}
+
+// ReplayStep is what one play of a turn answered.
+type ReplayStep struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Action       Action                 `protobuf:"varint,1,opt,name=action,proto3,enum=slotd.v1.Action" json:"action,omitempty"`
+	QuestionSlot string                 `protobuf:"bytes,2,opt,name=question_slot,json=questionSlot,proto3" json:"question_slot,omitempty"`
+	Question     string                 `protobuf:"bytes,3,opt,name=question,proto3" json:"question,omitempty"`
+	// The READY or CONFIRM arguments.
+	Arguments      *structpb.Struct `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	IdempotencyKey string           `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	// Slots whose values the turn refused.
+	Refused []string `protobuf:"bytes,6,rep,name=refused,proto3" json:"refused,omitempty"`
+	// The problem's title when the turn was refused as a whole.
+	Error         string `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayStep) Reset() {
+	*x = ReplayStep{}
+	mi := &file_slotd_v1_slotd_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayStep) ProtoMessage() {}
+
+func (x *ReplayStep) ProtoReflect() protoreflect.Message {
+	mi := &file_slotd_v1_slotd_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayStep.ProtoReflect.Descriptor instead.
+func (*ReplayStep) Descriptor() ([]byte, []int) {
+	return file_slotd_v1_slotd_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ReplayStep) GetAction() Action {
+	if x != nil {
+		return x.Action
+	}
+	return Action_ACTION_UNSPECIFIED
+}
+
+func (x *ReplayStep) GetQuestionSlot() string {
+	if x != nil {
+		return x.QuestionSlot
+	}
+	return ""
+}
+
+func (x *ReplayStep) GetQuestion() string {
+	if x != nil {
+		return x.Question
+	}
+	return ""
+}
+
+func (x *ReplayStep) GetArguments() *structpb.Struct {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *ReplayStep) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *ReplayStep) GetRefused() []string {
+	if x != nil {
+		return x.Refused
+	}
+	return nil
+}
+
+func (x *ReplayStep) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 var File_slotd_v1_slotd_proto protoreflect.FileDescriptor
 
 const file_slotd_v1_slotd_proto_rawDesc = "" +
@@ -3253,7 +3897,81 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12+\n" +
-	"\x11requires_approval\x18\x04 \x01(\bR\x10requiresApproval*\xbc\x01\n" +
+	"\x11requires_approval\x18\x04 \x01(\bR\x10requiresApproval\"\xaa\x01\n" +
+	"\x16ReplayContractsRequest\x12\x1c\n" +
+	"\tcontracts\x18\x01 \x03(\tR\tcontracts\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12/\n" +
+	"\x05since\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x05since\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x05R\x05limit\x12\x17\n" +
+	"\afail_on\x18\x05 \x03(\tR\x06failOn\"\xa8\x01\n" +
+	"\x17ReplayContractsResponse\x121\n" +
+	"\asummary\x18\x01 \x01(\v2\x17.slotd.v1.ReplaySummaryR\asummary\x12B\n" +
+	"\rconversations\x18\x02 \x03(\v2\x1c.slotd.v1.ConversationReplayR\rconversations\x12\x16\n" +
+	"\x06failed\x18\x03 \x03(\tR\x06failed\"\xf7\x06\n" +
+	"\rReplaySummary\x12$\n" +
+	"\rconversations\x18\x01 \x01(\x05R\rconversations\x12\x1a\n" +
+	"\breplayed\x18\x02 \x01(\x05R\breplayed\x12\x12\n" +
+	"\x04same\x18\x03 \x01(\x05R\x04same\x12\x16\n" +
+	"\x06differ\x18\x04 \x01(\x05R\x06differ\x12#\n" +
+	"\rready_earlier\x18\x05 \x01(\x05R\freadyEarlier\x12\x1f\n" +
+	"\vready_later\x18\x06 \x01(\x05R\n" +
+	"readyLater\x12\x1d\n" +
+	"\n" +
+	"ready_lost\x18\a \x01(\x05R\treadyLost\x124\n" +
+	"\x16ready_arguments_differ\x18\b \x01(\x05R\x14readyArgumentsDiffer\x12\x1f\n" +
+	"\vnewly_asked\x18\t \x01(\x05R\n" +
+	"newlyAsked\x12#\n" +
+	"\rnewly_refused\x18\n" +
+	" \x01(\x05R\fnewlyRefused\x12\x16\n" +
+	"\x06masked\x18\v \x01(\x05R\x06masked\x12!\n" +
+	"\fnot_replayed\x18\f \x01(\x05R\vnotReplayed\x12X\n" +
+	"\x11newly_asked_slots\x18\r \x03(\v2,.slotd.v1.ReplaySummary.NewlyAskedSlotsEntryR\x0fnewlyAskedSlots\x12^\n" +
+	"\x13newly_refused_slots\x18\x0e \x03(\v2..slotd.v1.ReplaySummary.NewlyRefusedSlotsEntryR\x11newlyRefusedSlots\x12U\n" +
+	"\x10not_replayed_why\x18\x0f \x03(\v2+.slotd.v1.ReplaySummary.NotReplayedWhyEntryR\x0enotReplayedWhy\x1aB\n" +
+	"\x14NewlyAskedSlotsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1aD\n" +
+	"\x16NewlyRefusedSlotsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1aA\n" +
+	"\x13NotReplayedWhyEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xd6\x03\n" +
+	"\x12ConversationReplay\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12'\n" +
+	"\x0fconversation_id\x18\x02 \x01(\tR\x0econversationId\x12\x14\n" +
+	"\x05tools\x18\x03 \x03(\tR\x05tools\x12\x14\n" +
+	"\x05turns\x18\x04 \x01(\x05R\x05turns\x12!\n" +
+	"\fnot_replayed\x18\x05 \x01(\tR\vnotReplayed\x12\x16\n" +
+	"\x06detail\x18\x06 \x01(\tR\x06detail\x12\x16\n" +
+	"\x06masked\x18\a \x03(\tR\x06masked\x12!\n" +
+	"\fready_before\x18\b \x01(\x05R\vreadyBefore\x12\x1f\n" +
+	"\vready_after\x18\t \x01(\x05R\n" +
+	"readyAfter\x12\x14\n" +
+	"\x05ready\x18\n" +
+	" \x01(\tR\x05ready\x124\n" +
+	"\x16ready_arguments_differ\x18\v \x01(\bR\x14readyArgumentsDiffer\x12\x1f\n" +
+	"\vnewly_asked\x18\f \x03(\tR\n" +
+	"newlyAsked\x12#\n" +
+	"\rnewly_refused\x18\r \x03(\tR\fnewlyRefused\x12*\n" +
+	"\x05diffs\x18\x0e \x03(\v2\x14.slotd.v1.TurnReplayR\x05diffs\"\xbf\x01\n" +
+	"\n" +
+	"TurnReplay\x12\x12\n" +
+	"\x04turn\x18\x01 \x01(\x05R\x04turn\x12\x17\n" +
+	"\aturn_id\x18\x02 \x01(\tR\x06turnId\x12\x12\n" +
+	"\x04tool\x18\x03 \x01(\tR\x04tool\x12\x16\n" +
+	"\x06fields\x18\x04 \x03(\tR\x06fields\x12,\n" +
+	"\x06before\x18\x05 \x01(\v2\x14.slotd.v1.ReplayStepR\x06before\x12*\n" +
+	"\x05after\x18\x06 \x01(\v2\x14.slotd.v1.ReplayStepR\x05after\"\x87\x02\n" +
+	"\n" +
+	"ReplayStep\x12(\n" +
+	"\x06action\x18\x01 \x01(\x0e2\x10.slotd.v1.ActionR\x06action\x12#\n" +
+	"\rquestion_slot\x18\x02 \x01(\tR\fquestionSlot\x12\x1a\n" +
+	"\bquestion\x18\x03 \x01(\tR\bquestion\x125\n" +
+	"\targuments\x18\x04 \x01(\v2\x17.google.protobuf.StructR\targuments\x12'\n" +
+	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x12\x18\n" +
+	"\arefused\x18\x06 \x03(\tR\arefused\x12\x14\n" +
+	"\x05error\x18\a \x01(\tR\x05error*\xbc\x01\n" +
 	"\x06Action\x12\x16\n" +
 	"\x12ACTION_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -3302,13 +4020,14 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\fResetSession\x12\x1d.slotd.v1.ResetSessionRequest\x1a\x1e.slotd.v1.ResetSessionResponse\x12V\n" +
 	"\x0fCompleteSession\x12 .slotd.v1.CompleteSessionRequest\x1a!.slotd.v1.CompleteSessionResponse\x12P\n" +
 	"\rListContracts\x12\x1e.slotd.v1.ListContractsRequest\x1a\x1f.slotd.v1.ListContractsResponse\x12P\n" +
-	"\rGetToolSchema\x12\x1e.slotd.v1.GetToolSchemaRequest\x1a\x1f.slotd.v1.GetToolSchemaResponse2\xcc\x03\n" +
+	"\rGetToolSchema\x12\x1e.slotd.v1.GetToolSchemaRequest\x1a\x1f.slotd.v1.GetToolSchemaResponse2\xa4\x04\n" +
 	"\fAdminService\x12M\n" +
 	"\fListSessions\x12\x1d.slotd.v1.ListSessionsRequest\x1a\x1e.slotd.v1.ListSessionsResponse\x12_\n" +
 	"\x12ResetStaleSessions\x12#.slotd.v1.ResetStaleSessionsRequest\x1a$.slotd.v1.ResetStaleSessionsResponse\x12\\\n" +
 	"\x11GetSessionHistory\x12\".slotd.v1.GetSessionHistoryRequest\x1a#.slotd.v1.GetSessionHistoryResponse\x12P\n" +
 	"\rPurgeSessions\x12\x1e.slotd.v1.PurgeSessionsRequest\x1a\x1f.slotd.v1.PurgeSessionsResponse\x12\\\n" +
-	"\x11EraseConversation\x12\".slotd.v1.EraseConversationRequest\x1a#.slotd.v1.EraseConversationResponseB3Z1github.com/slotd/slotd/api/proto/slotd/v1;slotdv1b\x06proto3"
+	"\x11EraseConversation\x12\".slotd.v1.EraseConversationRequest\x1a#.slotd.v1.EraseConversationResponse\x12V\n" +
+	"\x0fReplayContracts\x12 .slotd.v1.ReplayContractsRequest\x1a!.slotd.v1.ReplayContractsResponseB3Z1github.com/slotd/slotd/api/proto/slotd/v1;slotdv1b\x06proto3"
 
 var (
 	file_slotd_v1_slotd_proto_rawDescOnce sync.Once
@@ -3323,7 +4042,7 @@ func file_slotd_v1_slotd_proto_rawDescGZIP() []byte {
 }
 
 var file_slotd_v1_slotd_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_slotd_v1_slotd_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_slotd_v1_slotd_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_slotd_v1_slotd_proto_goTypes = []any{
 	(Action)(0),                        // 0: slotd.v1.Action
 	(Decision)(0),                      // 1: slotd.v1.Decision
@@ -3365,41 +4084,50 @@ var file_slotd_v1_slotd_proto_goTypes = []any{
 	(*ListContractsRequest)(nil),       // 37: slotd.v1.ListContractsRequest
 	(*ListContractsResponse)(nil),      // 38: slotd.v1.ListContractsResponse
 	(*ContractInfo)(nil),               // 39: slotd.v1.ContractInfo
-	nil,                                // 40: slotd.v1.Session.AttemptsEntry
-	(*structpb.Struct)(nil),            // 41: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),      // 42: google.protobuf.Timestamp
-	(*structpb.Value)(nil),             // 43: google.protobuf.Value
-	(*durationpb.Duration)(nil),        // 44: google.protobuf.Duration
+	(*ReplayContractsRequest)(nil),     // 40: slotd.v1.ReplayContractsRequest
+	(*ReplayContractsResponse)(nil),    // 41: slotd.v1.ReplayContractsResponse
+	(*ReplaySummary)(nil),              // 42: slotd.v1.ReplaySummary
+	(*ConversationReplay)(nil),         // 43: slotd.v1.ConversationReplay
+	(*TurnReplay)(nil),                 // 44: slotd.v1.TurnReplay
+	(*ReplayStep)(nil),                 // 45: slotd.v1.ReplayStep
+	nil,                                // 46: slotd.v1.Session.AttemptsEntry
+	nil,                                // 47: slotd.v1.ReplaySummary.NewlyAskedSlotsEntry
+	nil,                                // 48: slotd.v1.ReplaySummary.NewlyRefusedSlotsEntry
+	nil,                                // 49: slotd.v1.ReplaySummary.NotReplayedWhyEntry
+	(*structpb.Struct)(nil),            // 50: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),      // 51: google.protobuf.Timestamp
+	(*structpb.Value)(nil),             // 52: google.protobuf.Value
+	(*durationpb.Duration)(nil),        // 53: google.protobuf.Duration
 }
 var file_slotd_v1_slotd_proto_depIdxs = []int32{
-	41, // 0: slotd.v1.TurnRequest.arguments:type_name -> google.protobuf.Struct
+	50, // 0: slotd.v1.TurnRequest.arguments:type_name -> google.protobuf.Struct
 	5,  // 1: slotd.v1.TurnRequest.confirmation:type_name -> slotd.v1.Confirmation
-	42, // 2: slotd.v1.TurnRequest.now:type_name -> google.protobuf.Timestamp
+	51, // 2: slotd.v1.TurnRequest.now:type_name -> google.protobuf.Timestamp
 	9,  // 3: slotd.v1.TurnResponse.session:type_name -> slotd.v1.Session
 	0,  // 4: slotd.v1.TurnResponse.action:type_name -> slotd.v1.Action
 	11, // 5: slotd.v1.TurnResponse.question:type_name -> slotd.v1.Question
 	12, // 6: slotd.v1.TurnResponse.changes:type_name -> slotd.v1.Change
-	41, // 7: slotd.v1.TurnResponse.arguments:type_name -> google.protobuf.Struct
+	50, // 7: slotd.v1.TurnResponse.arguments:type_name -> google.protobuf.Struct
 	13, // 8: slotd.v1.TurnResponse.problem:type_name -> slotd.v1.Problem
 	9,  // 9: slotd.v1.TurnResponse.previous_session:type_name -> slotd.v1.Session
 	8,  // 10: slotd.v1.TurnResponse.open_sessions:type_name -> slotd.v1.OpenSession
 	9,  // 11: slotd.v1.TurnResponse.ended_sessions:type_name -> slotd.v1.Session
 	7,  // 12: slotd.v1.TurnResponse.migration:type_name -> slotd.v1.Migration
 	0,  // 13: slotd.v1.OpenSession.last_action:type_name -> slotd.v1.Action
-	42, // 14: slotd.v1.OpenSession.updated_at:type_name -> google.protobuf.Timestamp
+	51, // 14: slotd.v1.OpenSession.updated_at:type_name -> google.protobuf.Timestamp
 	2,  // 15: slotd.v1.Session.status:type_name -> slotd.v1.SessionStatus
-	41, // 16: slotd.v1.Session.slots:type_name -> google.protobuf.Struct
+	50, // 16: slotd.v1.Session.slots:type_name -> google.protobuf.Struct
 	10, // 17: slotd.v1.Session.pending:type_name -> slotd.v1.PendingChange
-	42, // 18: slotd.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	42, // 19: slotd.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
-	42, // 20: slotd.v1.Session.ended_at:type_name -> google.protobuf.Timestamp
-	40, // 21: slotd.v1.Session.attempts:type_name -> slotd.v1.Session.AttemptsEntry
-	43, // 22: slotd.v1.PendingChange.old:type_name -> google.protobuf.Value
-	43, // 23: slotd.v1.PendingChange.new:type_name -> google.protobuf.Value
-	43, // 24: slotd.v1.Question.old:type_name -> google.protobuf.Value
-	43, // 25: slotd.v1.Question.new:type_name -> google.protobuf.Value
-	43, // 26: slotd.v1.Change.old:type_name -> google.protobuf.Value
-	43, // 27: slotd.v1.Change.new:type_name -> google.protobuf.Value
+	51, // 18: slotd.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	51, // 19: slotd.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
+	51, // 20: slotd.v1.Session.ended_at:type_name -> google.protobuf.Timestamp
+	46, // 21: slotd.v1.Session.attempts:type_name -> slotd.v1.Session.AttemptsEntry
+	52, // 22: slotd.v1.PendingChange.old:type_name -> google.protobuf.Value
+	52, // 23: slotd.v1.PendingChange.new:type_name -> google.protobuf.Value
+	52, // 24: slotd.v1.Question.old:type_name -> google.protobuf.Value
+	52, // 25: slotd.v1.Question.new:type_name -> google.protobuf.Value
+	52, // 26: slotd.v1.Change.old:type_name -> google.protobuf.Value
+	52, // 27: slotd.v1.Change.new:type_name -> google.protobuf.Value
 	1,  // 28: slotd.v1.Change.decision:type_name -> slotd.v1.Decision
 	14, // 29: slotd.v1.Problem.errors:type_name -> slotd.v1.FieldError
 	9,  // 30: slotd.v1.GetSessionResponse.session:type_name -> slotd.v1.Session
@@ -3407,59 +4135,72 @@ var file_slotd_v1_slotd_proto_depIdxs = []int32{
 	12, // 32: slotd.v1.ResetSessionResponse.changes:type_name -> slotd.v1.Change
 	9,  // 33: slotd.v1.ResetSessionResponse.sessions:type_name -> slotd.v1.Session
 	3,  // 34: slotd.v1.BackendFailure.kind:type_name -> slotd.v1.FailureKind
-	43, // 35: slotd.v1.CompleteSessionRequest.result:type_name -> google.protobuf.Value
+	52, // 35: slotd.v1.CompleteSessionRequest.result:type_name -> google.protobuf.Value
 	19, // 36: slotd.v1.CompleteSessionRequest.failure:type_name -> slotd.v1.BackendFailure
-	42, // 37: slotd.v1.CompleteSessionRequest.now:type_name -> google.protobuf.Timestamp
+	51, // 37: slotd.v1.CompleteSessionRequest.now:type_name -> google.protobuf.Timestamp
 	9,  // 38: slotd.v1.CompleteSessionResponse.session:type_name -> slotd.v1.Session
-	41, // 39: slotd.v1.CompleteSessionResponse.output:type_name -> google.protobuf.Struct
+	50, // 39: slotd.v1.CompleteSessionResponse.output:type_name -> google.protobuf.Struct
 	0,  // 40: slotd.v1.CompleteSessionResponse.action:type_name -> slotd.v1.Action
 	13, // 41: slotd.v1.CompleteSessionResponse.problem:type_name -> slotd.v1.Problem
-	41, // 42: slotd.v1.GetToolSchemaResponse.parameters:type_name -> google.protobuf.Struct
+	50, // 42: slotd.v1.GetToolSchemaResponse.parameters:type_name -> google.protobuf.Struct
 	2,  // 43: slotd.v1.ListSessionsRequest.status:type_name -> slotd.v1.SessionStatus
-	44, // 44: slotd.v1.ListSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
+	53, // 44: slotd.v1.ListSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
 	9,  // 45: slotd.v1.SessionSummary.session:type_name -> slotd.v1.Session
 	25, // 46: slotd.v1.ListSessionsResponse.sessions:type_name -> slotd.v1.SessionSummary
-	44, // 47: slotd.v1.ResetStaleSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
-	44, // 48: slotd.v1.PurgeSessionsRequest.ended_longer_than:type_name -> google.protobuf.Duration
-	42, // 49: slotd.v1.EraseConversationResponse.erased_at:type_name -> google.protobuf.Timestamp
+	53, // 47: slotd.v1.ResetStaleSessionsRequest.idle_longer_than:type_name -> google.protobuf.Duration
+	53, // 48: slotd.v1.PurgeSessionsRequest.ended_longer_than:type_name -> google.protobuf.Duration
+	51, // 49: slotd.v1.EraseConversationResponse.erased_at:type_name -> google.protobuf.Timestamp
 	0,  // 50: slotd.v1.HistoryTurn.action:type_name -> slotd.v1.Action
-	42, // 51: slotd.v1.HistoryTurn.at:type_name -> google.protobuf.Timestamp
-	41, // 52: slotd.v1.HistoryTurn.request:type_name -> google.protobuf.Struct
-	43, // 53: slotd.v1.HistoryChange.old:type_name -> google.protobuf.Value
-	43, // 54: slotd.v1.HistoryChange.new:type_name -> google.protobuf.Value
+	51, // 51: slotd.v1.HistoryTurn.at:type_name -> google.protobuf.Timestamp
+	50, // 52: slotd.v1.HistoryTurn.request:type_name -> google.protobuf.Struct
+	52, // 53: slotd.v1.HistoryChange.old:type_name -> google.protobuf.Value
+	52, // 54: slotd.v1.HistoryChange.new:type_name -> google.protobuf.Value
 	1,  // 55: slotd.v1.HistoryChange.decision:type_name -> slotd.v1.Decision
-	42, // 56: slotd.v1.HistoryChange.at:type_name -> google.protobuf.Timestamp
+	51, // 56: slotd.v1.HistoryChange.at:type_name -> google.protobuf.Timestamp
 	9,  // 57: slotd.v1.GetSessionHistoryResponse.session:type_name -> slotd.v1.Session
 	34, // 58: slotd.v1.GetSessionHistoryResponse.turns:type_name -> slotd.v1.HistoryTurn
 	35, // 59: slotd.v1.GetSessionHistoryResponse.changes:type_name -> slotd.v1.HistoryChange
 	39, // 60: slotd.v1.ListContractsResponse.contracts:type_name -> slotd.v1.ContractInfo
-	4,  // 61: slotd.v1.SlotService.Turn:input_type -> slotd.v1.TurnRequest
-	15, // 62: slotd.v1.SlotService.GetSession:input_type -> slotd.v1.GetSessionRequest
-	17, // 63: slotd.v1.SlotService.ResetSession:input_type -> slotd.v1.ResetSessionRequest
-	20, // 64: slotd.v1.SlotService.CompleteSession:input_type -> slotd.v1.CompleteSessionRequest
-	37, // 65: slotd.v1.SlotService.ListContracts:input_type -> slotd.v1.ListContractsRequest
-	22, // 66: slotd.v1.SlotService.GetToolSchema:input_type -> slotd.v1.GetToolSchemaRequest
-	24, // 67: slotd.v1.AdminService.ListSessions:input_type -> slotd.v1.ListSessionsRequest
-	27, // 68: slotd.v1.AdminService.ResetStaleSessions:input_type -> slotd.v1.ResetStaleSessionsRequest
-	33, // 69: slotd.v1.AdminService.GetSessionHistory:input_type -> slotd.v1.GetSessionHistoryRequest
-	29, // 70: slotd.v1.AdminService.PurgeSessions:input_type -> slotd.v1.PurgeSessionsRequest
-	31, // 71: slotd.v1.AdminService.EraseConversation:input_type -> slotd.v1.EraseConversationRequest
-	6,  // 72: slotd.v1.SlotService.Turn:output_type -> slotd.v1.TurnResponse
-	16, // 73: slotd.v1.SlotService.GetSession:output_type -> slotd.v1.GetSessionResponse
-	18, // 74: slotd.v1.SlotService.ResetSession:output_type -> slotd.v1.ResetSessionResponse
-	21, // 75: slotd.v1.SlotService.CompleteSession:output_type -> slotd.v1.CompleteSessionResponse
-	38, // 76: slotd.v1.SlotService.ListContracts:output_type -> slotd.v1.ListContractsResponse
-	23, // 77: slotd.v1.SlotService.GetToolSchema:output_type -> slotd.v1.GetToolSchemaResponse
-	26, // 78: slotd.v1.AdminService.ListSessions:output_type -> slotd.v1.ListSessionsResponse
-	28, // 79: slotd.v1.AdminService.ResetStaleSessions:output_type -> slotd.v1.ResetStaleSessionsResponse
-	36, // 80: slotd.v1.AdminService.GetSessionHistory:output_type -> slotd.v1.GetSessionHistoryResponse
-	30, // 81: slotd.v1.AdminService.PurgeSessions:output_type -> slotd.v1.PurgeSessionsResponse
-	32, // 82: slotd.v1.AdminService.EraseConversation:output_type -> slotd.v1.EraseConversationResponse
-	72, // [72:83] is the sub-list for method output_type
-	61, // [61:72] is the sub-list for method input_type
-	61, // [61:61] is the sub-list for extension type_name
-	61, // [61:61] is the sub-list for extension extendee
-	0,  // [0:61] is the sub-list for field type_name
+	53, // 61: slotd.v1.ReplayContractsRequest.since:type_name -> google.protobuf.Duration
+	42, // 62: slotd.v1.ReplayContractsResponse.summary:type_name -> slotd.v1.ReplaySummary
+	43, // 63: slotd.v1.ReplayContractsResponse.conversations:type_name -> slotd.v1.ConversationReplay
+	47, // 64: slotd.v1.ReplaySummary.newly_asked_slots:type_name -> slotd.v1.ReplaySummary.NewlyAskedSlotsEntry
+	48, // 65: slotd.v1.ReplaySummary.newly_refused_slots:type_name -> slotd.v1.ReplaySummary.NewlyRefusedSlotsEntry
+	49, // 66: slotd.v1.ReplaySummary.not_replayed_why:type_name -> slotd.v1.ReplaySummary.NotReplayedWhyEntry
+	44, // 67: slotd.v1.ConversationReplay.diffs:type_name -> slotd.v1.TurnReplay
+	45, // 68: slotd.v1.TurnReplay.before:type_name -> slotd.v1.ReplayStep
+	45, // 69: slotd.v1.TurnReplay.after:type_name -> slotd.v1.ReplayStep
+	0,  // 70: slotd.v1.ReplayStep.action:type_name -> slotd.v1.Action
+	50, // 71: slotd.v1.ReplayStep.arguments:type_name -> google.protobuf.Struct
+	4,  // 72: slotd.v1.SlotService.Turn:input_type -> slotd.v1.TurnRequest
+	15, // 73: slotd.v1.SlotService.GetSession:input_type -> slotd.v1.GetSessionRequest
+	17, // 74: slotd.v1.SlotService.ResetSession:input_type -> slotd.v1.ResetSessionRequest
+	20, // 75: slotd.v1.SlotService.CompleteSession:input_type -> slotd.v1.CompleteSessionRequest
+	37, // 76: slotd.v1.SlotService.ListContracts:input_type -> slotd.v1.ListContractsRequest
+	22, // 77: slotd.v1.SlotService.GetToolSchema:input_type -> slotd.v1.GetToolSchemaRequest
+	24, // 78: slotd.v1.AdminService.ListSessions:input_type -> slotd.v1.ListSessionsRequest
+	27, // 79: slotd.v1.AdminService.ResetStaleSessions:input_type -> slotd.v1.ResetStaleSessionsRequest
+	33, // 80: slotd.v1.AdminService.GetSessionHistory:input_type -> slotd.v1.GetSessionHistoryRequest
+	29, // 81: slotd.v1.AdminService.PurgeSessions:input_type -> slotd.v1.PurgeSessionsRequest
+	31, // 82: slotd.v1.AdminService.EraseConversation:input_type -> slotd.v1.EraseConversationRequest
+	40, // 83: slotd.v1.AdminService.ReplayContracts:input_type -> slotd.v1.ReplayContractsRequest
+	6,  // 84: slotd.v1.SlotService.Turn:output_type -> slotd.v1.TurnResponse
+	16, // 85: slotd.v1.SlotService.GetSession:output_type -> slotd.v1.GetSessionResponse
+	18, // 86: slotd.v1.SlotService.ResetSession:output_type -> slotd.v1.ResetSessionResponse
+	21, // 87: slotd.v1.SlotService.CompleteSession:output_type -> slotd.v1.CompleteSessionResponse
+	38, // 88: slotd.v1.SlotService.ListContracts:output_type -> slotd.v1.ListContractsResponse
+	23, // 89: slotd.v1.SlotService.GetToolSchema:output_type -> slotd.v1.GetToolSchemaResponse
+	26, // 90: slotd.v1.AdminService.ListSessions:output_type -> slotd.v1.ListSessionsResponse
+	28, // 91: slotd.v1.AdminService.ResetStaleSessions:output_type -> slotd.v1.ResetStaleSessionsResponse
+	36, // 92: slotd.v1.AdminService.GetSessionHistory:output_type -> slotd.v1.GetSessionHistoryResponse
+	30, // 93: slotd.v1.AdminService.PurgeSessions:output_type -> slotd.v1.PurgeSessionsResponse
+	32, // 94: slotd.v1.AdminService.EraseConversation:output_type -> slotd.v1.EraseConversationResponse
+	41, // 95: slotd.v1.AdminService.ReplayContracts:output_type -> slotd.v1.ReplayContractsResponse
+	84, // [84:96] is the sub-list for method output_type
+	72, // [72:84] is the sub-list for method input_type
+	72, // [72:72] is the sub-list for extension type_name
+	72, // [72:72] is the sub-list for extension extendee
+	0,  // [0:72] is the sub-list for field type_name
 }
 
 func init() { file_slotd_v1_slotd_proto_init() }
@@ -3477,7 +4218,7 @@ func file_slotd_v1_slotd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_slotd_v1_slotd_proto_rawDesc), len(file_slotd_v1_slotd_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   37,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -352,6 +352,7 @@ const (
 	AdminService_GetSessionHistory_FullMethodName  = "/slotd.v1.AdminService/GetSessionHistory"
 	AdminService_PurgeSessions_FullMethodName      = "/slotd.v1.AdminService/PurgeSessions"
 	AdminService_EraseConversation_FullMethodName  = "/slotd.v1.AdminService/EraseConversation"
+	AdminService_ReplayContracts_FullMethodName    = "/slotd.v1.AdminService/ReplayContracts"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -376,6 +377,10 @@ type AdminServiceClient interface {
 	// conversation id, when, and the admin key's name. Erasing a conversation
 	// slotd holds nothing of is no error: it is recorded, with found false.
 	EraseConversation(ctx context.Context, in *EraseConversationRequest, opts ...grpc.CallOption) (*EraseConversationResponse, error)
+	// ReplayContracts plays the stored turns of real conversations with the
+	// versions they ran on and with the contracts given (the next version),
+	// in memory, writing nothing, and reports where they would differ.
+	ReplayContracts(ctx context.Context, in *ReplayContractsRequest, opts ...grpc.CallOption) (*ReplayContractsResponse, error)
 }
 
 type adminServiceClient struct {
@@ -436,6 +441,16 @@ func (c *adminServiceClient) EraseConversation(ctx context.Context, in *EraseCon
 	return out, nil
 }
 
+func (c *adminServiceClient) ReplayContracts(ctx context.Context, in *ReplayContractsRequest, opts ...grpc.CallOption) (*ReplayContractsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReplayContractsResponse)
+	err := c.cc.Invoke(ctx, AdminService_ReplayContracts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -458,6 +473,10 @@ type AdminServiceServer interface {
 	// conversation id, when, and the admin key's name. Erasing a conversation
 	// slotd holds nothing of is no error: it is recorded, with found false.
 	EraseConversation(context.Context, *EraseConversationRequest) (*EraseConversationResponse, error)
+	// ReplayContracts plays the stored turns of real conversations with the
+	// versions they ran on and with the contracts given (the next version),
+	// in memory, writing nothing, and reports where they would differ.
+	ReplayContracts(context.Context, *ReplayContractsRequest) (*ReplayContractsResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -482,6 +501,9 @@ func (UnimplementedAdminServiceServer) PurgeSessions(context.Context, *PurgeSess
 }
 func (UnimplementedAdminServiceServer) EraseConversation(context.Context, *EraseConversationRequest) (*EraseConversationResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method EraseConversation not implemented")
+}
+func (UnimplementedAdminServiceServer) ReplayContracts(context.Context, *ReplayContractsRequest) (*ReplayContractsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReplayContracts not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -594,6 +616,24 @@ func _AdminService_EraseConversation_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_ReplayContracts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReplayContractsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ReplayContracts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ReplayContracts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ReplayContracts(ctx, req.(*ReplayContractsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -620,6 +660,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "EraseConversation",
 			Handler:    _AdminService_EraseConversation_Handler,
+		},
+		{
+			MethodName: "ReplayContracts",
+			Handler:    _AdminService_ReplayContracts_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

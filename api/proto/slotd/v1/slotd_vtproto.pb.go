@@ -2562,6 +2562,594 @@ func (m *ContractInfo) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	return len(dAtA) - i, nil
 }
 
+func (m *ReplayContractsRequest) MarshalVT() (dAtA []byte, err error) {
+	if m == nil {
+		return nil, nil
+	}
+	size := m.SizeVT()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBufferVT(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *ReplayContractsRequest) MarshalToVT(dAtA []byte) (int, error) {
+	size := m.SizeVT()
+	return m.MarshalToSizedBufferVT(dAtA[:size])
+}
+
+func (m *ReplayContractsRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
+	if m == nil {
+		return 0, nil
+	}
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.unknownFields != nil {
+		i -= len(m.unknownFields)
+		copy(dAtA[i:], m.unknownFields)
+	}
+	if len(m.FailOn) > 0 {
+		for iNdEx := len(m.FailOn) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.FailOn[iNdEx])
+			copy(dAtA[i:], m.FailOn[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.FailOn[iNdEx])))
+			i--
+			dAtA[i] = 0x2a
+		}
+	}
+	if m.Limit != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Limit))
+		i--
+		dAtA[i] = 0x20
+	}
+	if m.Since != nil {
+		size, err := (*durationpb.Duration)(m.Since).MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+		i--
+		dAtA[i] = 0x1a
+	}
+	if len(m.Tool) > 0 {
+		i -= len(m.Tool)
+		copy(dAtA[i:], m.Tool)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Tool)))
+		i--
+		dAtA[i] = 0x12
+	}
+	if len(m.Contracts) > 0 {
+		for iNdEx := len(m.Contracts) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.Contracts[iNdEx])
+			copy(dAtA[i:], m.Contracts[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Contracts[iNdEx])))
+			i--
+			dAtA[i] = 0xa
+		}
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *ReplayContractsResponse) MarshalVT() (dAtA []byte, err error) {
+	if m == nil {
+		return nil, nil
+	}
+	size := m.SizeVT()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBufferVT(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *ReplayContractsResponse) MarshalToVT(dAtA []byte) (int, error) {
+	size := m.SizeVT()
+	return m.MarshalToSizedBufferVT(dAtA[:size])
+}
+
+func (m *ReplayContractsResponse) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
+	if m == nil {
+		return 0, nil
+	}
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.unknownFields != nil {
+		i -= len(m.unknownFields)
+		copy(dAtA[i:], m.unknownFields)
+	}
+	if len(m.Failed) > 0 {
+		for iNdEx := len(m.Failed) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.Failed[iNdEx])
+			copy(dAtA[i:], m.Failed[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Failed[iNdEx])))
+			i--
+			dAtA[i] = 0x1a
+		}
+	}
+	if len(m.Conversations) > 0 {
+		for iNdEx := len(m.Conversations) - 1; iNdEx >= 0; iNdEx-- {
+			size, err := m.Conversations[iNdEx].MarshalToSizedBufferVT(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+			i--
+			dAtA[i] = 0x12
+		}
+	}
+	if m.Summary != nil {
+		size, err := m.Summary.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *ReplaySummary) MarshalVT() (dAtA []byte, err error) {
+	if m == nil {
+		return nil, nil
+	}
+	size := m.SizeVT()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBufferVT(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *ReplaySummary) MarshalToVT(dAtA []byte) (int, error) {
+	size := m.SizeVT()
+	return m.MarshalToSizedBufferVT(dAtA[:size])
+}
+
+func (m *ReplaySummary) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
+	if m == nil {
+		return 0, nil
+	}
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.unknownFields != nil {
+		i -= len(m.unknownFields)
+		copy(dAtA[i:], m.unknownFields)
+	}
+	if len(m.NotReplayedWhy) > 0 {
+		for k := range m.NotReplayedWhy {
+			v := m.NotReplayedWhy[k]
+			baseI := i
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(v))
+			i--
+			dAtA[i] = 0x10
+			i -= len(k)
+			copy(dAtA[i:], k)
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(k)))
+			i--
+			dAtA[i] = 0xa
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(baseI-i))
+			i--
+			dAtA[i] = 0x7a
+		}
+	}
+	if len(m.NewlyRefusedSlots) > 0 {
+		for k := range m.NewlyRefusedSlots {
+			v := m.NewlyRefusedSlots[k]
+			baseI := i
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(v))
+			i--
+			dAtA[i] = 0x10
+			i -= len(k)
+			copy(dAtA[i:], k)
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(k)))
+			i--
+			dAtA[i] = 0xa
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(baseI-i))
+			i--
+			dAtA[i] = 0x72
+		}
+	}
+	if len(m.NewlyAskedSlots) > 0 {
+		for k := range m.NewlyAskedSlots {
+			v := m.NewlyAskedSlots[k]
+			baseI := i
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(v))
+			i--
+			dAtA[i] = 0x10
+			i -= len(k)
+			copy(dAtA[i:], k)
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(k)))
+			i--
+			dAtA[i] = 0xa
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(baseI-i))
+			i--
+			dAtA[i] = 0x6a
+		}
+	}
+	if m.NotReplayed != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.NotReplayed))
+		i--
+		dAtA[i] = 0x60
+	}
+	if m.Masked != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Masked))
+		i--
+		dAtA[i] = 0x58
+	}
+	if m.NewlyRefused != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.NewlyRefused))
+		i--
+		dAtA[i] = 0x50
+	}
+	if m.NewlyAsked != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.NewlyAsked))
+		i--
+		dAtA[i] = 0x48
+	}
+	if m.ReadyArgumentsDiffer != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.ReadyArgumentsDiffer))
+		i--
+		dAtA[i] = 0x40
+	}
+	if m.ReadyLost != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.ReadyLost))
+		i--
+		dAtA[i] = 0x38
+	}
+	if m.ReadyLater != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.ReadyLater))
+		i--
+		dAtA[i] = 0x30
+	}
+	if m.ReadyEarlier != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.ReadyEarlier))
+		i--
+		dAtA[i] = 0x28
+	}
+	if m.Differ != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Differ))
+		i--
+		dAtA[i] = 0x20
+	}
+	if m.Same != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Same))
+		i--
+		dAtA[i] = 0x18
+	}
+	if m.Replayed != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Replayed))
+		i--
+		dAtA[i] = 0x10
+	}
+	if m.Conversations != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Conversations))
+		i--
+		dAtA[i] = 0x8
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *ConversationReplay) MarshalVT() (dAtA []byte, err error) {
+	if m == nil {
+		return nil, nil
+	}
+	size := m.SizeVT()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBufferVT(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *ConversationReplay) MarshalToVT(dAtA []byte) (int, error) {
+	size := m.SizeVT()
+	return m.MarshalToSizedBufferVT(dAtA[:size])
+}
+
+func (m *ConversationReplay) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
+	if m == nil {
+		return 0, nil
+	}
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.unknownFields != nil {
+		i -= len(m.unknownFields)
+		copy(dAtA[i:], m.unknownFields)
+	}
+	if len(m.Diffs) > 0 {
+		for iNdEx := len(m.Diffs) - 1; iNdEx >= 0; iNdEx-- {
+			size, err := m.Diffs[iNdEx].MarshalToSizedBufferVT(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+			i--
+			dAtA[i] = 0x72
+		}
+	}
+	if len(m.NewlyRefused) > 0 {
+		for iNdEx := len(m.NewlyRefused) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.NewlyRefused[iNdEx])
+			copy(dAtA[i:], m.NewlyRefused[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.NewlyRefused[iNdEx])))
+			i--
+			dAtA[i] = 0x6a
+		}
+	}
+	if len(m.NewlyAsked) > 0 {
+		for iNdEx := len(m.NewlyAsked) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.NewlyAsked[iNdEx])
+			copy(dAtA[i:], m.NewlyAsked[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.NewlyAsked[iNdEx])))
+			i--
+			dAtA[i] = 0x62
+		}
+	}
+	if m.ReadyArgumentsDiffer {
+		i--
+		if m.ReadyArgumentsDiffer {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x58
+	}
+	if len(m.Ready) > 0 {
+		i -= len(m.Ready)
+		copy(dAtA[i:], m.Ready)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Ready)))
+		i--
+		dAtA[i] = 0x52
+	}
+	if m.ReadyAfter != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.ReadyAfter))
+		i--
+		dAtA[i] = 0x48
+	}
+	if m.ReadyBefore != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.ReadyBefore))
+		i--
+		dAtA[i] = 0x40
+	}
+	if len(m.Masked) > 0 {
+		for iNdEx := len(m.Masked) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.Masked[iNdEx])
+			copy(dAtA[i:], m.Masked[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Masked[iNdEx])))
+			i--
+			dAtA[i] = 0x3a
+		}
+	}
+	if len(m.Detail) > 0 {
+		i -= len(m.Detail)
+		copy(dAtA[i:], m.Detail)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Detail)))
+		i--
+		dAtA[i] = 0x32
+	}
+	if len(m.NotReplayed) > 0 {
+		i -= len(m.NotReplayed)
+		copy(dAtA[i:], m.NotReplayed)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.NotReplayed)))
+		i--
+		dAtA[i] = 0x2a
+	}
+	if m.Turns != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Turns))
+		i--
+		dAtA[i] = 0x20
+	}
+	if len(m.Tools) > 0 {
+		for iNdEx := len(m.Tools) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.Tools[iNdEx])
+			copy(dAtA[i:], m.Tools[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Tools[iNdEx])))
+			i--
+			dAtA[i] = 0x1a
+		}
+	}
+	if len(m.ConversationId) > 0 {
+		i -= len(m.ConversationId)
+		copy(dAtA[i:], m.ConversationId)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.ConversationId)))
+		i--
+		dAtA[i] = 0x12
+	}
+	if len(m.Tenant) > 0 {
+		i -= len(m.Tenant)
+		copy(dAtA[i:], m.Tenant)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Tenant)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *TurnReplay) MarshalVT() (dAtA []byte, err error) {
+	if m == nil {
+		return nil, nil
+	}
+	size := m.SizeVT()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBufferVT(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *TurnReplay) MarshalToVT(dAtA []byte) (int, error) {
+	size := m.SizeVT()
+	return m.MarshalToSizedBufferVT(dAtA[:size])
+}
+
+func (m *TurnReplay) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
+	if m == nil {
+		return 0, nil
+	}
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.unknownFields != nil {
+		i -= len(m.unknownFields)
+		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.After != nil {
+		size, err := m.After.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+		i--
+		dAtA[i] = 0x32
+	}
+	if m.Before != nil {
+		size, err := m.Before.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+		i--
+		dAtA[i] = 0x2a
+	}
+	if len(m.Fields) > 0 {
+		for iNdEx := len(m.Fields) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.Fields[iNdEx])
+			copy(dAtA[i:], m.Fields[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Fields[iNdEx])))
+			i--
+			dAtA[i] = 0x22
+		}
+	}
+	if len(m.Tool) > 0 {
+		i -= len(m.Tool)
+		copy(dAtA[i:], m.Tool)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Tool)))
+		i--
+		dAtA[i] = 0x1a
+	}
+	if len(m.TurnId) > 0 {
+		i -= len(m.TurnId)
+		copy(dAtA[i:], m.TurnId)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.TurnId)))
+		i--
+		dAtA[i] = 0x12
+	}
+	if m.Turn != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Turn))
+		i--
+		dAtA[i] = 0x8
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *ReplayStep) MarshalVT() (dAtA []byte, err error) {
+	if m == nil {
+		return nil, nil
+	}
+	size := m.SizeVT()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBufferVT(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *ReplayStep) MarshalToVT(dAtA []byte) (int, error) {
+	size := m.SizeVT()
+	return m.MarshalToSizedBufferVT(dAtA[:size])
+}
+
+func (m *ReplayStep) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
+	if m == nil {
+		return 0, nil
+	}
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.unknownFields != nil {
+		i -= len(m.unknownFields)
+		copy(dAtA[i:], m.unknownFields)
+	}
+	if len(m.Error) > 0 {
+		i -= len(m.Error)
+		copy(dAtA[i:], m.Error)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Error)))
+		i--
+		dAtA[i] = 0x3a
+	}
+	if len(m.Refused) > 0 {
+		for iNdEx := len(m.Refused) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.Refused[iNdEx])
+			copy(dAtA[i:], m.Refused[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Refused[iNdEx])))
+			i--
+			dAtA[i] = 0x32
+		}
+	}
+	if len(m.IdempotencyKey) > 0 {
+		i -= len(m.IdempotencyKey)
+		copy(dAtA[i:], m.IdempotencyKey)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.IdempotencyKey)))
+		i--
+		dAtA[i] = 0x2a
+	}
+	if m.Arguments != nil {
+		size, err := (*structpb.Struct)(m.Arguments).MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+		i--
+		dAtA[i] = 0x22
+	}
+	if len(m.Question) > 0 {
+		i -= len(m.Question)
+		copy(dAtA[i:], m.Question)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Question)))
+		i--
+		dAtA[i] = 0x1a
+	}
+	if len(m.QuestionSlot) > 0 {
+		i -= len(m.QuestionSlot)
+		copy(dAtA[i:], m.QuestionSlot)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.QuestionSlot)))
+		i--
+		dAtA[i] = 0x12
+	}
+	if m.Action != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Action))
+		i--
+		dAtA[i] = 0x8
+	}
+	return len(dAtA) - i, nil
+}
+
 func (m *TurnRequest) SizeVT() (n int) {
 	if m == nil {
 		return 0
@@ -3598,6 +4186,281 @@ func (m *ContractInfo) SizeVT() (n int) {
 	}
 	if m.RequiresApproval {
 		n += 2
+	}
+	n += len(m.unknownFields)
+	return n
+}
+
+func (m *ReplayContractsRequest) SizeVT() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if len(m.Contracts) > 0 {
+		for _, s := range m.Contracts {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
+	l = len(m.Tool)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.Since != nil {
+		l = (*durationpb.Duration)(m.Since).SizeVT()
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.Limit != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Limit))
+	}
+	if len(m.FailOn) > 0 {
+		for _, s := range m.FailOn {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
+	n += len(m.unknownFields)
+	return n
+}
+
+func (m *ReplayContractsResponse) SizeVT() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if m.Summary != nil {
+		l = m.Summary.SizeVT()
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if len(m.Conversations) > 0 {
+		for _, e := range m.Conversations {
+			l = e.SizeVT()
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
+	if len(m.Failed) > 0 {
+		for _, s := range m.Failed {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
+	n += len(m.unknownFields)
+	return n
+}
+
+func (m *ReplaySummary) SizeVT() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if m.Conversations != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Conversations))
+	}
+	if m.Replayed != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Replayed))
+	}
+	if m.Same != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Same))
+	}
+	if m.Differ != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Differ))
+	}
+	if m.ReadyEarlier != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.ReadyEarlier))
+	}
+	if m.ReadyLater != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.ReadyLater))
+	}
+	if m.ReadyLost != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.ReadyLost))
+	}
+	if m.ReadyArgumentsDiffer != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.ReadyArgumentsDiffer))
+	}
+	if m.NewlyAsked != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.NewlyAsked))
+	}
+	if m.NewlyRefused != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.NewlyRefused))
+	}
+	if m.Masked != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Masked))
+	}
+	if m.NotReplayed != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.NotReplayed))
+	}
+	if len(m.NewlyAskedSlots) > 0 {
+		for k, v := range m.NewlyAskedSlots {
+			_ = k
+			_ = v
+			mapEntrySize := 1 + len(k) + protohelpers.SizeOfVarint(uint64(len(k))) + 1 + protohelpers.SizeOfVarint(uint64(v))
+			n += mapEntrySize + 1 + protohelpers.SizeOfVarint(uint64(mapEntrySize))
+		}
+	}
+	if len(m.NewlyRefusedSlots) > 0 {
+		for k, v := range m.NewlyRefusedSlots {
+			_ = k
+			_ = v
+			mapEntrySize := 1 + len(k) + protohelpers.SizeOfVarint(uint64(len(k))) + 1 + protohelpers.SizeOfVarint(uint64(v))
+			n += mapEntrySize + 1 + protohelpers.SizeOfVarint(uint64(mapEntrySize))
+		}
+	}
+	if len(m.NotReplayedWhy) > 0 {
+		for k, v := range m.NotReplayedWhy {
+			_ = k
+			_ = v
+			mapEntrySize := 1 + len(k) + protohelpers.SizeOfVarint(uint64(len(k))) + 1 + protohelpers.SizeOfVarint(uint64(v))
+			n += mapEntrySize + 1 + protohelpers.SizeOfVarint(uint64(mapEntrySize))
+		}
+	}
+	n += len(m.unknownFields)
+	return n
+}
+
+func (m *ConversationReplay) SizeVT() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Tenant)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	l = len(m.ConversationId)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if len(m.Tools) > 0 {
+		for _, s := range m.Tools {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
+	if m.Turns != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Turns))
+	}
+	l = len(m.NotReplayed)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	l = len(m.Detail)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if len(m.Masked) > 0 {
+		for _, s := range m.Masked {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
+	if m.ReadyBefore != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.ReadyBefore))
+	}
+	if m.ReadyAfter != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.ReadyAfter))
+	}
+	l = len(m.Ready)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.ReadyArgumentsDiffer {
+		n += 2
+	}
+	if len(m.NewlyAsked) > 0 {
+		for _, s := range m.NewlyAsked {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
+	if len(m.NewlyRefused) > 0 {
+		for _, s := range m.NewlyRefused {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
+	if len(m.Diffs) > 0 {
+		for _, e := range m.Diffs {
+			l = e.SizeVT()
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
+	n += len(m.unknownFields)
+	return n
+}
+
+func (m *TurnReplay) SizeVT() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if m.Turn != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Turn))
+	}
+	l = len(m.TurnId)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	l = len(m.Tool)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if len(m.Fields) > 0 {
+		for _, s := range m.Fields {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
+	if m.Before != nil {
+		l = m.Before.SizeVT()
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.After != nil {
+		l = m.After.SizeVT()
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	n += len(m.unknownFields)
+	return n
+}
+
+func (m *ReplayStep) SizeVT() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if m.Action != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Action))
+	}
+	l = len(m.QuestionSlot)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	l = len(m.Question)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.Arguments != nil {
+		l = (*structpb.Struct)(m.Arguments).SizeVT()
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	l = len(m.IdempotencyKey)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if len(m.Refused) > 0 {
+		for _, s := range m.Refused {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
+	l = len(m.Error)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
 	return n
