@@ -2,7 +2,12 @@ package integration
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +21,7 @@ import (
 // npm ci from the committed lockfile, then node dispute.mjs against a real
 // slotd. make test installs node and npm when the machine has none.
 
-// npmInstall is one example's npm ci, run once per test binary.
+// npmInstall is one example's install, run once per test binary.
 type npmInstall struct {
 	once sync.Once
 	err  error
@@ -44,14 +49,86 @@ func npmExample(t *testing.T, rel string) string {
 	in.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		in.out, in.err = cmd.CombinedOutput()
+		in.out, in.err = npmInstallCached(ctx, dir)
 	})
 	if in.err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", rel, in.err, in.out)
+		t.Fatalf("npm ci for %s: %v\n%s", rel, in.err, in.out)
 	}
 	return dir
+}
+
+// npmInstallCached makes dir's node_modules what `npm ci` installs from its
+// lockfile. The install lives in the user's cache (slotd-test/npm/, named by
+// the hash of package.json, the lockfile and node's version) and dir's
+// node_modules is a link to it, so that a clean clone on a machine that ran
+// the tests before installs nothing, as Go's build cache compiles nothing.
+// An example whose node_modules is a directory of its own (a user's npm
+// install) gets npm ci in place, as that user would run it.
+func npmInstallCached(ctx context.Context, dir string) ([]byte, error) {
+	link := filepath.Join(dir, "node_modules")
+	if fi, err := os.Lstat(link); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+		return npmCI(ctx, dir)
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return npmCI(ctx, dir)
+	}
+	version, err := exec.CommandContext(ctx, "node", "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("node --version: %w", err)
+	}
+	h := sha256.New()
+	h.Write(version)
+	files := []string{"package.json", "package-lock.json"}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(b))
+		h.Write(b)
+	}
+	cache := filepath.Join(base, "slotd-test", "npm", hex.EncodeToString(h.Sum(nil)[:12]))
+	if _, err := os.Stat(cache); err != nil {
+		if err := os.MkdirAll(filepath.Dir(cache), 0o755); err != nil {
+			return nil, err
+		}
+		// Installed beside the cache and renamed into it when complete: a
+		// run that stops half way, or another run installing at the same
+		// time, never leaves a partial install under the name.
+		tmp, err := os.MkdirTemp(filepath.Dir(cache), "installing-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		for _, f := range files {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(filepath.Join(tmp, f), b, 0o644); err != nil {
+				return nil, err
+			}
+		}
+		if out, err := npmCI(ctx, tmp); err != nil {
+			return out, err
+		}
+		if err := os.Rename(tmp, cache); err != nil {
+			if _, serr := os.Stat(cache); serr != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := os.Remove(link); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return nil, os.Symlink(filepath.Join(cache, "node_modules"), link)
+}
+
+func npmCI(ctx context.Context, dir string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
+	cmd.Dir = dir
+	return cmd.CombinedOutput()
 }
 
 func runNodeExample(t *testing.T, dir, addr string) (string, error) {
