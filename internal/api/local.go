@@ -62,28 +62,47 @@ func (l *Local) RegisterService(sd *grpc.ServiceDesc, impl any) {
 }
 
 // Invoke implements grpc.ClientConnInterface: it runs the handler of
-// method for args and puts its answer in reply. The caller's outgoing
-// metadata is the call's incoming metadata; the headers and trailers the
-// call sets go to its grpc.Header and grpc.Trailer options. An error is a
-// status carrying a problem, as a gRPC client would get it.
+// method for args and puts a copy of its answer in reply (SlotClient hands
+// the answer on without one).
 func (l *Local) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	resp, err := l.call(ctx, method, args, opts)
+	if err != nil {
+		return err
+	}
+	out, ok := reply.(proto.Message)
+	if !ok {
+		return status.Errorf(codes.Internal, "%s: the reply is not a protobuf message", method)
+	}
+	answer, ok := resp.(proto.Message)
+	if !ok {
+		return status.Errorf(codes.Internal, "%s: the answer is not a protobuf message", method)
+	}
+	proto.Merge(out, answer)
+	return nil
+}
+
+// call runs the handler of method for args and returns its answer as the
+// service made it. The caller's outgoing metadata is the call's incoming
+// metadata; the headers and trailers the call sets go to its grpc.Header
+// and grpc.Trailer options. An error is a status carrying a problem, as a
+// gRPC client would get it.
+func (l *Local) call(ctx context.Context, method string, args any, opts []grpc.CallOption) (any, error) {
 	m, ok := l.methods[method]
 	if !ok {
-		return status.Errorf(codes.Unimplemented, "unknown method %s", method)
+		return nil, status.Errorf(codes.Unimplemented, "unknown method %s", method)
 	}
 	req, ok := args.(proto.Message)
 	if !ok {
-		return status.Errorf(codes.Internal, "%s: the request is not a protobuf message", method)
+		return nil, status.Errorf(codes.Internal, "%s: the request is not a protobuf message", method)
 	}
 	md, _ := metadata.FromOutgoingContext(ctx)
 	ctx = metadata.NewIncomingContext(ctx, md)
 	ctx, err := l.g.admit(ctx, md, method, l.authorize)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer freeStreamSlot(ctx)
-	var st localStream
-	st.method = method
+	st := localStream{method: method}
 	ctx = grpc.NewContextWithServerTransportStream(ctx, &st)
 	l.g.screen(req)
 	// The generated handler decodes into a request of its own, which is
@@ -101,19 +120,48 @@ func (l *Local) Invoke(ctx context.Context, method string, args, reply any, opts
 			*o.TrailerAddr = st.trailer
 		}
 	}
-	if err != nil {
-		return err
+	return resp, err
+}
+
+// SlotClient is the SlotService through l, for the callers of every turn
+// (the gateway's routes, MCP's tool calls): each answer is handed on as
+// the service made it, where Invoke copies it into the caller's reply.
+func (l *Local) SlotClient() slotdv1.SlotServiceClient { return localSlots{l} }
+
+type localSlots struct{ l *Local }
+
+// localCall is l's call of method for in, answered with a Resp.
+func localCall[Resp proto.Message](ctx context.Context, l *Local, method string, in proto.Message, opts []grpc.CallOption) (Resp, error) {
+	resp, err := l.call(ctx, method, in, opts)
+	out, _ := resp.(Resp)
+	if err == nil && resp == nil {
+		return out, status.Errorf(codes.Internal, "%s: no answer", method)
 	}
-	out, ok := reply.(proto.Message)
-	if !ok {
-		return status.Errorf(codes.Internal, "%s: the reply is not a protobuf message", method)
-	}
-	answer, ok := resp.(proto.Message)
-	if !ok {
-		return status.Errorf(codes.Internal, "%s: the answer is not a protobuf message", method)
-	}
-	proto.Merge(out, answer)
-	return nil
+	return out, err
+}
+
+func (c localSlots) Turn(ctx context.Context, in *slotdv1.TurnRequest, opts ...grpc.CallOption) (*slotdv1.TurnResponse, error) {
+	return localCall[*slotdv1.TurnResponse](ctx, c.l, slotdv1.SlotService_Turn_FullMethodName, in, opts)
+}
+
+func (c localSlots) GetSession(ctx context.Context, in *slotdv1.GetSessionRequest, opts ...grpc.CallOption) (*slotdv1.GetSessionResponse, error) {
+	return localCall[*slotdv1.GetSessionResponse](ctx, c.l, slotdv1.SlotService_GetSession_FullMethodName, in, opts)
+}
+
+func (c localSlots) ResetSession(ctx context.Context, in *slotdv1.ResetSessionRequest, opts ...grpc.CallOption) (*slotdv1.ResetSessionResponse, error) {
+	return localCall[*slotdv1.ResetSessionResponse](ctx, c.l, slotdv1.SlotService_ResetSession_FullMethodName, in, opts)
+}
+
+func (c localSlots) CompleteSession(ctx context.Context, in *slotdv1.CompleteSessionRequest, opts ...grpc.CallOption) (*slotdv1.CompleteSessionResponse, error) {
+	return localCall[*slotdv1.CompleteSessionResponse](ctx, c.l, slotdv1.SlotService_CompleteSession_FullMethodName, in, opts)
+}
+
+func (c localSlots) ListContracts(ctx context.Context, in *slotdv1.ListContractsRequest, opts ...grpc.CallOption) (*slotdv1.ListContractsResponse, error) {
+	return localCall[*slotdv1.ListContractsResponse](ctx, c.l, slotdv1.SlotService_ListContracts_FullMethodName, in, opts)
+}
+
+func (c localSlots) GetToolSchema(ctx context.Context, in *slotdv1.GetToolSchemaRequest, opts ...grpc.CallOption) (*slotdv1.GetToolSchemaResponse, error) {
+	return localCall[*slotdv1.GetToolSchemaResponse](ctx, c.l, slotdv1.SlotService_GetToolSchema_FullMethodName, in, opts)
 }
 
 // NewStream implements grpc.ClientConnInterface: streaming calls are only

@@ -271,6 +271,38 @@ func TestLocalCallAdmitsOnceAndRunsTheChain(t *testing.T) {
 	}
 }
 
+// SlotClient hands on the service's own answer, Invoke a copy of it; both
+// answer a refusal with the same status.
+func TestSlotClientHandsOnTheAnswer(t *testing.T) {
+	g := NewGuard(Limits{}, slog.Default())
+	l := g.Local(func(ctx context.Context, md metadata.MD, _ string) (context.Context, error) {
+		if len(md.Get("authorization")) == 0 {
+			return nil, problem.Unauthenticated("send authorization: Bearer <key>")
+		}
+		return ctx, nil
+	}, g.Recover(), g.Limit(), g.Errors())
+	var made *slotdv1.TurnResponse
+	slotdv1.RegisterSlotServiceServer(l, turnServer{turn: func(context.Context, *slotdv1.TurnRequest) (*slotdv1.TurnResponse, error) {
+		made = &slotdv1.TurnResponse{TurnId: "t1", Action: slotdv1.Action_ACTION_READY}
+		return made, nil
+	}})
+	ctx := metadata.NewOutgoingContext(context.Background(), metadata.Pairs("authorization", "Bearer k"))
+	in := &slotdv1.TurnRequest{ConversationId: "c", Tool: "t", TurnId: "t1"}
+	got, err := l.SlotClient().Turn(ctx, in)
+	if err != nil || got != made {
+		t.Fatalf("SlotClient answered %p (%v), the service made %p", got, err, made)
+	}
+	copied, err := slotdv1.NewSlotServiceClient(l).Turn(ctx, in)
+	if err != nil || copied == made || !proto.Equal(copied, made) {
+		t.Fatalf("Invoke answered %v (%v), want a copy of %v", copied, err, made)
+	}
+	for name, c := range map[string]slotdv1.SlotServiceClient{"SlotClient": l.SlotClient(), "Invoke": slotdv1.NewSlotServiceClient(l)} {
+		if _, err := c.Turn(context.Background(), in); status.Code(err) != codes.Unauthenticated {
+			t.Errorf("%s without a key: %v", name, err)
+		}
+	}
+}
+
 // allUTF8 looks at every string a turn holds: a field added to
 // TurnRequest must be added there too (or the turn checked from its wire
 // bytes).

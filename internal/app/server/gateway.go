@@ -78,7 +78,7 @@ func newGateway(cfg Config, log *slog.Logger, local *api.Local, keys *auth.Keys,
 		runtime.WithHealthzEndpoint(healthpb.NewHealthClient(local)),
 	)
 	ctx := context.Background()
-	if err := slotdv1.RegisterSlotServiceHandlerClient(ctx, mux, slotdv1.NewSlotServiceClient(local)); err != nil {
+	if err := slotdv1.RegisterSlotServiceHandlerClient(ctx, mux, local.SlotClient()); err != nil {
 		return nil, err
 	}
 	if err := slotdv1.RegisterAdminServiceHandlerClient(ctx, mux, slotdv1.NewAdminServiceClient(local)); err != nil {

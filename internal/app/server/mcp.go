@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"runtime/debug"
 
-	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/app/mcp"
 	"github.com/slotd/slotd/internal/auth"
 )
@@ -21,7 +20,7 @@ func (s *Server) mountMCP(keys *auth.Keys) error {
 		version = bi.Main.Version
 	}
 	h, err := mcp.New(mcp.Config{
-		Slots: slotdv1.NewSlotServiceClient(s.local), Contracts: s.engine.Contracts(),
+		Slots: s.local.SlotClient(), Contracts: s.engine.Contracts(),
 		Keys: keys, Metrics: s.obs.m, Log: s.log, Version: version, Limits: s.cfg.MCP,
 	})
 	if err != nil {
