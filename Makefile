@@ -39,7 +39,7 @@ FUZZ_TARGETS := ./internal/session:FuzzTurn ./internal/api:FuzzStatus ./internal
 	./contract/normalizer:FuzzNormalizeDate ./contract/normalizer:FuzzNormalizeTime ./contract/normalizer:FuzzNormalizeAmount \
 	./contract/normalizer:FuzzNormalizeInteger ./contract/normalizer:FuzzNormalizeLastDigits ./contract/normalizer:FuzzNormalizeEnum \
 	./contract/normalizer:FuzzNormalizeIATA ./contract/normalizer:FuzzNormalizeText ./contract/normalizer:FuzzNormalizeCurrency \
-	./contract/normalizer:FuzzBlank ./internal/phrase:FuzzFill ./internal/app/mcp:FuzzDecodeRequestAsTheSDK
+	./contract/normalizer:FuzzBlank ./internal/phrase:FuzzFill
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

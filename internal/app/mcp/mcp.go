@@ -29,7 +29,6 @@ import (
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	segjson "github.com/segmentio/encoding/json"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/contract"
@@ -344,48 +343,13 @@ func requests(r *http.Request) ([]*jsonrpc.Request, bool) {
 	}
 	var out []*jsonrpc.Request
 	for _, raw := range raws {
-		if req, ok := decodeRequest(raw); ok {
-			out = append(out, req)
+		if msg, err := jsonrpc.DecodeMessage(raw); err == nil {
+			if req, ok := msg.(*jsonrpc.Request); ok {
+				out = append(out, req)
+			}
 		}
 	}
 	return out, batch
-}
-
-// wireMessage is a JSON-RPC message as the SDK's decoder reads it
-// (jsonrpc.DecodeMessage): the same fields, the same types.
-type wireMessage struct {
-	VersionTag string          `json:"jsonrpc"`
-	ID         any             `json:"id,omitempty"`
-	Method     json.RawMessage `json:"method"`
-	Params     json.RawMessage `json:"params,omitempty"`
-	Result     json.RawMessage `json:"result,omitempty"`
-	Error      *jsonrpc.Error  `json:"error,omitempty"`
-}
-
-// sdkParse is how the SDK parses a message: segmentio's parser, struct
-// fields matched by their exact names.
-const sdkParse = segjson.DontMatchCaseInsensitiveStructFields
-
-// decodeRequest is jsonrpc.DecodeMessage for a request, and false for
-// anything else: the SDK's parser with the SDK's flags on the SDK's
-// fields, without the stream decoder the SDK wraps around a message, whose
-// 32 KiB buffer each message would cost once more. What follows the
-// message is ignored, as that decoder ignores it; the body nests at most
-// maxJSONDepth (the edge refuses deeper ones), far within the SDK's bound.
-func decodeRequest(raw []byte) (*jsonrpc.Request, bool) {
-	var msg wireMessage
-	if _, err := segjson.Parse(raw, &msg, sdkParse); err != nil || msg.VersionTag != "2.0" {
-		return nil, false
-	}
-	id, err := jsonrpc.MakeID(msg.ID)
-	if err != nil || len(msg.Method) == 0 {
-		return nil, false
-	}
-	var method string
-	if _, err := segjson.Parse(msg.Method, &method, sdkParse); err != nil {
-		return nil, false
-	}
-	return &jsonrpc.Request{Method: method, ID: id, Params: msg.Params}, true
 }
 
 // batchRefused says why a JSON-RPC batch is not served, "" when it is:
