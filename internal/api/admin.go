@@ -38,8 +38,10 @@ func NewAdminService(engine *session.Engine, log *slog.Logger, clock func() time
 	return &AdminService{engine: engine, log: log, clock: clock}
 }
 
-// Register adds the service to a gRPC server.
-func (a *AdminService) Register(srv *grpc.Server) { slotdv1.RegisterAdminServiceServer(srv, a) }
+// Register adds the service to a gRPC server, or to api.Local.
+func (a *AdminService) Register(srv grpc.ServiceRegistrar) {
+	slotdv1.RegisterAdminServiceServer(srv, a)
+}
 
 var statusNames = func() map[slotdv1.SessionStatus]session.Status {
 	m := map[slotdv1.SessionStatus]session.Status{}

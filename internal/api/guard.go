@@ -201,34 +201,42 @@ type Authorizer func(ctx context.Context, md metadata.MD, method string) (contex
 // one that never sends its request is ended.
 func (g *Guard) Tap(authorize Authorizer) tap.ServerInHandle {
 	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
-		select {
-		case g.streams <- struct{}{}:
-		default:
-			g.refused(problem.Overloaded(1))
-			return nil, Status(ctx, g.log, problem.Overloaded(1))
-		}
-		ctx, err := authorize(ctx, info.Header, info.FullMethodName)
-		if err != nil {
-			<-g.streams
-			g.refused(err)
-			return nil, Status(ctx, g.log, err)
-		}
-		// A tenant at its share is shed here already, which spares a
-		// flood's retries the decoding, the handler and the log line of
-		// each; Limit holds the share, this only saves the work.
-		if strings.HasPrefix(info.FullMethodName, slotServicePrefix) && g.shares.full(TenantFrom(ctx)) {
-			<-g.streams
-			g.onShed(ShedTenantShare)
-			return nil, Status(ctx, g.log, problem.Overloaded(1))
-		}
-		ctx, cancel := context.WithTimeout(ctx, g.deadline(ctx, info.FullMethodName))
-		slot := &streamSlot{g: g}
-		slot.stop = context.AfterFunc(ctx, func() {
-			cancel()
-			slot.free()
-		})
-		return context.WithValue(ctx, streamSlotKey{}, slot), nil
+		return g.admit(ctx, info.Header, info.FullMethodName, authorize)
 	}
+}
+
+// admit is what every call meets before its request is read, over gRPC
+// (Tap) and in the process (Local) alike: it takes the call's place among
+// MaxStreams, authenticates it, sheds a tenant at its share, and gives the
+// call its deadline. An error is the status the call answers with.
+func (g *Guard) admit(ctx context.Context, md metadata.MD, method string, authorize Authorizer) (context.Context, error) {
+	select {
+	case g.streams <- struct{}{}:
+	default:
+		g.refused(problem.Overloaded(1))
+		return nil, Status(ctx, g.log, problem.Overloaded(1))
+	}
+	ctx, err := authorize(ctx, md, method)
+	if err != nil {
+		<-g.streams
+		g.refused(err)
+		return nil, Status(ctx, g.log, err)
+	}
+	// A tenant at its share is shed here already, which spares a flood's
+	// retries the decoding, the handler and the log line of each; Limit
+	// holds the share, this only saves the work.
+	if strings.HasPrefix(method, slotServicePrefix) && g.shares.full(TenantFrom(ctx)) {
+		<-g.streams
+		g.onShed(ShedTenantShare)
+		return nil, Status(ctx, g.log, problem.Overloaded(1))
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.deadline(ctx, method))
+	slot := &streamSlot{g: g}
+	slot.stop = context.AfterFunc(ctx, func() {
+		cancel()
+		slot.free()
+	})
+	return context.WithValue(ctx, streamSlotKey{}, slot), nil
 }
 
 // streamSlot is a stream's place among MaxStreams, which Tap takes. A

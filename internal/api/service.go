@@ -46,8 +46,8 @@ func NewSlotService(engine *session.Engine, opts ...Option) *SlotService {
 	return s
 }
 
-// Register adds the service to a gRPC server.
-func (s *SlotService) Register(srv *grpc.Server) { slotdv1.RegisterSlotServiceServer(srv, s) }
+// Register adds the service to a gRPC server, or to api.Local.
+func (s *SlotService) Register(srv grpc.ServiceRegistrar) { slotdv1.RegisterSlotServiceServer(srv, s) }
 
 // Turn implements slotd.v1.SlotService.
 func (s *SlotService) Turn(ctx context.Context, req *slotdv1.TurnRequest) (*slotdv1.TurnResponse, error) {

@@ -58,7 +58,7 @@ const (
 
 // Config is what the endpoint needs from the server that mounts it.
 type Config struct {
-	// Slots is slotd's own SlotService over the in-process connection.
+	// Slots is slotd's own SlotService, called in the process.
 	Slots slotdv1.SlotServiceClient
 	// Contracts are the tools.
 	Contracts *contract.Catalog

@@ -15,12 +15,9 @@ import (
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/slotd/slotd/api/openapi"
@@ -33,9 +30,9 @@ import (
 )
 
 // The HTTP/JSON gateway (grpc-gateway) answers on its own listener. It calls
-// this server's gRPC services over an in-process connection, so every
-// interceptor (auth, limits, recovery) applies to an HTTP call exactly as to
-// a gRPC one, and its errors are the same problems, sent as
+// this server's services in the process (api.Local, local.go), so every
+// check a gRPC call meets (auth, limits, recovery) applies to an HTTP call
+// exactly as to a gRPC one, and its errors are the same problems, sent as
 // application/problem+json.
 
 const (
@@ -55,26 +52,14 @@ const (
 )
 
 type gateway struct {
-	lis    net.Listener
-	inproc *bufconn.Listener
-	grpc   *grpc.Server // serves inproc
-	conn   *grpc.ClientConn
-	http   *http.Server
+	lis  net.Listener
+	http *http.Server
 }
 
-// newGateway binds the HTTP listener (TLS when src is not nil) and connects
-// the mux to srv, a gRPC server of its own on an in-process listener: the
-// hop from HTTP to gRPC never leaves the process.
-func newGateway(cfg Config, log *slog.Logger, srv *grpc.Server, keys *auth.Keys, src *certs.Source, m *metrics.Metrics) (*gateway, error) {
-	g := &gateway{inproc: bufconn.Listen(1 << 20), grpc: srv}
-	conn, err := grpc.NewClient("passthrough:///slotd-inproc",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return g.inproc.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-	)
-	if err != nil {
-		return nil, err
-	}
-	g.conn = conn
+// newGateway binds the HTTP listener (TLS when src is not nil) and serves
+// its routes through local.
+func newGateway(cfg Config, log *slog.Logger, local *api.Local, keys *auth.Keys, src *certs.Source, m *metrics.Metrics) (*gateway, error) {
+	g := &gateway{}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
 			// Proto field names, as in the proto, the OpenAPI document and
@@ -90,33 +75,29 @@ func newGateway(cfg Config, log *slog.Logger, srv *grpc.Server, keys *auth.Keys,
 		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
 		runtime.WithErrorHandler(writeProblem),
 		runtime.WithRoutingErrorHandler(routingProblem),
-		runtime.WithHealthzEndpoint(healthpb.NewHealthClient(conn)),
+		runtime.WithHealthzEndpoint(healthpb.NewHealthClient(local)),
 	)
 	ctx := context.Background()
-	if err := slotdv1.RegisterSlotServiceHandler(ctx, mux, conn); err != nil {
-		conn.Close()
+	if err := slotdv1.RegisterSlotServiceHandlerClient(ctx, mux, local.SlotClient()); err != nil {
 		return nil, err
 	}
-	if err := slotdv1.RegisterAdminServiceHandler(ctx, mux, conn); err != nil {
-		conn.Close()
+	if err := slotdv1.RegisterAdminServiceHandlerClient(ctx, mux, slotdv1.NewAdminServiceClient(local)); err != nil {
 		return nil, err
 	}
 	if err := mux.HandlePath(http.MethodGet, OpenAPIPath, func(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapi.Document)
 	}); err != nil {
-		conn.Close()
 		return nil, err
 	}
 	lis, err := listen(cfg.HTTPListen)
 	if err != nil {
-		conn.Close()
 		return nil, err
 	}
 	gate := newGate(cfg.HTTPMaxUnauthConnsPerSource, cfg.HTTPMaxUnauthConns, metrics.NewEdge(m))
 	g.lis = withTLS(gate.listener(lis), src, "h2", "http/1.1")
 	g.http = &http.Server{
-		Handler:     edge(keys, m, mux),
+		Handler:     edge(keys, m, mux, true),
 		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ConnContext: connContext,
 	}
@@ -124,10 +105,8 @@ func newGateway(cfg Config, log *slog.Logger, srv *grpc.Server, keys *auth.Keys,
 	return g, nil
 }
 
-// serve runs the gRPC server on the in-process listener and the HTTP server
-// on its own; the first error of either is sent to errc.
+// serve runs the HTTP server; its error is sent to errc.
 func (g *gateway) serve(errc chan<- error) {
-	go func() { errc <- g.grpc.Serve(g.inproc) }()
 	go func() {
 		if err := g.http.Serve(g.lis); !errors.Is(err, http.ErrServerClosed) {
 			errc <- err
@@ -135,25 +114,15 @@ func (g *gateway) serve(errc chan<- error) {
 	}()
 }
 
-// shutdown lets in-flight HTTP calls finish (they need the gRPC server,
-// which stops after) until ctx ends, then cuts the rest.
+// shutdown lets in-flight HTTP calls finish until ctx ends, then cuts the
+// rest.
 func (g *gateway) shutdown(ctx context.Context) {
 	if err := g.http.Shutdown(ctx); err != nil {
 		_ = g.http.Close()
 	}
-	done := make(chan struct{})
-	go func() { g.grpc.GracefulStop(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		g.grpc.Stop()
-	}
 }
 
 func (g *gateway) close() {
-	if g.conn != nil {
-		g.conn.Close()
-	}
 	if g.lis != nil {
 		g.lis.Close()
 	}
@@ -163,8 +132,12 @@ func (g *gateway) close() {
 // checked (a refused request costs no decoding, and its connection is
 // closed), then the body read within
 // maxHTTPBody (413 past it) and its nesting bounded by maxJSONDepth, in one
-// pass of linear cost.
-func edge(keys *auth.Keys, m *metrics.Metrics, next http.Handler) http.Handler {
+// pass of linear cost. With carry, the request's context carries the
+// principal its key stands for, which local then only checks against the
+// method (the gateway's routes); without, the services see the key again
+// in the call's metadata (MCP's tool calls, which do not run in the
+// context of the request that carries them).
+func edge(keys *auth.Keys, m *metrics.Metrics, next http.Handler, carry bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ProtoMajor == 2 {
 			defer func() {
@@ -175,7 +148,8 @@ func edge(keys *auth.Keys, m *metrics.Metrics, next http.Handler) http.Handler {
 		}
 		public := r.Method == http.MethodGet && (r.URL.Path == OpenAPIPath || r.URL.Path == HealthPath)
 		if !public {
-			if _, err := keys.Check(r.Header.Values("Authorization")); err != nil {
+			who, err := keys.Check(r.Header.Values("Authorization"))
+			if err != nil {
 				var pe *problem.Error
 				if !errors.As(err, &pe) {
 					pe = problem.Unauthenticated("")
@@ -185,6 +159,9 @@ func edge(keys *auth.Keys, m *metrics.Metrics, next http.Handler) http.Handler {
 				return
 			}
 			authenticated(r.Context())
+			if carry {
+				r = r.WithContext(withEdgePrincipal(r.Context(), who))
+			}
 		}
 		if r.ContentLength > maxHTTPBody {
 			sendError(w, tooLarge())

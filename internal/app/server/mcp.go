@@ -4,14 +4,13 @@ import (
 	"net/http"
 	"runtime/debug"
 
-	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/internal/app/mcp"
 	"github.com/slotd/slotd/internal/auth"
 )
 
 // mountMCP serves the MCP endpoint (internal/app/mcp) at /mcp on the gateway's
-// listener, behind the same edge, calling slotd over the gateway's
-// in-process connection.
+// listener, behind the same edge, calling slotd's services in the process
+// (local.go).
 func (s *Server) mountMCP(keys *auth.Keys) error {
 	if s.cfg.DisableMCP {
 		return nil
@@ -21,14 +20,14 @@ func (s *Server) mountMCP(keys *auth.Keys) error {
 		version = bi.Main.Version
 	}
 	h, err := mcp.New(mcp.Config{
-		Slots: slotdv1.NewSlotServiceClient(s.gw.conn), Contracts: s.engine.Contracts(),
+		Slots: s.local.SlotClient(), Contracts: s.engine.Contracts(),
 		Keys: keys, Metrics: s.obs.m, Log: s.log, Version: version, Limits: s.cfg.MCP,
 	})
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(mcp.Path, edge(keys, s.obs.m, h))
+	mux.Handle(mcp.Path, edge(keys, s.obs.m, h, false))
 	mux.Handle("/", s.gw.http.Handler)
 	s.gw.http.Handler = mux
 	return nil

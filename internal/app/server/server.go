@@ -235,9 +235,15 @@ type Server struct {
 	// versions serves every stored version of a tool's contract
 	// (versions.go); nil for a store that keeps none.
 	versions *session.Versions
-	gw       *gateway
-	obs      *observer
-	console  *console.Console // nil when off
+	// slots and admin are slotd's services, served over gRPC and local.
+	slots *api.SlotService
+	admin *api.AdminService
+	// local is the in-process path of the gateway's routes and MCP's tool
+	// calls to the services (local.go); nil without an HTTP listener.
+	local   *api.Local
+	gw      *gateway
+	obs     *observer
+	console *console.Console // nil when off
 
 	migrated chan struct{}
 }
@@ -297,15 +303,18 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	s.guard = api.NewGuard(cfg.Limits, log)
 	s.guard.OnRefuse(func(k problem.Kind) { s.obs.m.Refused("grpc", refusal(k)) })
-	// Calls over HTTP and MCP are shed by the same guard, in the gateway's
-	// in-process gRPC server: they are counted under grpc too.
+	// Calls over HTTP and MCP are admitted and shed by the same guard, on
+	// their in-process path (local.go): they are counted under grpc too.
 	s.guard.OnShed(func(reason string) { s.obs.m.Refused("grpc", reason) })
 	s.guard.ObserveTurns(s.obs)
 	s.health = health.NewServer()
+	s.slots = api.NewSlotService(s.engine, api.WithObserver(s.obs))
+	s.admin = api.NewAdminService(s.engine, s.log, s.cfg.Session.Clock)
 	s.grpc = s.newGRPC(keys, s.certs != nil)
 	s.setServing(false)
 	if cfg.HTTPListen != "" {
-		if s.gw, err = newGateway(cfg, log, s.newGRPC(keys, false), keys, s.certs, s.obs.m); err != nil {
+		s.local = s.newLocal(keys)
+		if s.gw, err = newGateway(cfg, log, s.local, keys, s.certs, s.obs.m); err != nil {
 			s.lis.Close()
 			s.close()
 			return nil, err
@@ -324,9 +333,8 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-// newGRPC builds a gRPC server with every service, bounded and guarded
-// (edge.go), speaking TLS when withTLS. The gateway's in-process server is
-// one without TLS: its connection never leaves the process.
+// newGRPC builds the gRPC server with every service, bounded and guarded
+// (edge.go), speaking TLS when withTLS.
 func (s *Server) newGRPC(keys *auth.Keys, withTLS bool) *grpc.Server {
 	opts := append(transportOptions(),
 		grpc.ForceServerCodecV2(s.guard.Codec()),
@@ -338,18 +346,14 @@ func (s *Server) newGRPC(keys *auth.Keys, withTLS bool) *grpc.Server {
 		// `slotd bench --cpuprofile`). More calls than workers still get a
 		// goroutine each.
 		grpc.NumStreamWorkers(uint32(16*runtime.GOMAXPROCS(0))),
-		// Errors comes last, so that every handler's error becomes a status
-		// with a problem before the gRPC metrics read its code.
-		grpc.ChainUnaryInterceptor(s.guard.Recover(), s.obs.trace(), s.obs.unary(), s.guard.Limit(), s.guard.Errors()),
+		grpc.ChainUnaryInterceptor(s.unaryInterceptors()...),
 		grpc.ChainStreamInterceptor(s.guard.RecoverStream(), s.obs.stream(), s.guard.ErrorsStream()),
 	)
 	if withTLS {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.certs.ServerConfig("h2"))))
 	}
 	srv := grpc.NewServer(opts...)
-	api.NewSlotService(s.engine, api.WithObserver(s.obs)).Register(srv)
-	api.NewAdminService(s.engine, s.log, s.cfg.Session.Clock).Register(srv)
-	healthpb.RegisterHealthServer(srv, s.health)
+	s.register(srv)
 	reflection.Register(srv)
 	s.obs.m.GRPC.InitializeMetrics(srv)
 	return srv
@@ -464,7 +468,7 @@ func (s *Server) Run(ctx context.Context) error {
 		s.health.Shutdown()
 		stopBy := time.Now().Add(s.cfg.ShutdownTimeout)
 		if s.gw != nil {
-			// HTTP first: its in-flight calls need the gRPC server.
+			// HTTP first: its in-flight calls hold the same services.
 			sctx, stop := context.WithDeadline(context.Background(), stopBy)
 			s.gw.shutdown(sctx)
 			stop()
