@@ -52,7 +52,7 @@ var statusNames = func() map[slotdv1.SessionStatus]session.Status {
 // ListSessions implements slotd.v1.AdminService.
 func (a *AdminService) ListSessions(ctx context.Context, req *slotdv1.ListSessionsRequest) (*slotdv1.ListSessionsResponse, error) {
 	f := session.Filter{Tenant: req.GetTenant(), AnyTenant: req.GetTenant() == "", Tool: req.GetTool(),
-		After: req.GetPageToken(), Limit: int(req.GetPageSize())}
+		ConversationPrefix: req.GetConversationPrefix(), After: req.GetPageToken(), Limit: int(req.GetPageSize())}
 	if req.Status != slotdv1.SessionStatus_SESSION_STATUS_UNSPECIFIED {
 		f.Status = statusNames[req.Status]
 	}

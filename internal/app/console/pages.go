@@ -22,10 +22,6 @@ import (
 // DefaultPageSize is the sessions a page lists unless configured.
 const DefaultPageSize = 50
 
-// prefixPages bounds the admin API's pages one page of the sessions list
-// reads to find sessions of a conversation id prefix.
-const prefixPages = 20
-
 // bar is one bar of a chart, its geometry worked out here: the CSP allows
 // no inline style, and SVG attributes need none.
 type bar struct {
@@ -228,7 +224,8 @@ func (c *Console) sessions(w http.ResponseWriter, r *http.Request, p *page) {
 	for i := int32(1); i < int32(len(slotdv1.SessionStatus_name)); i++ {
 		d.Statuses = append(d.Statuses, statusName(slotdv1.SessionStatus(i)))
 	}
-	req := &slotdv1.ListSessionsRequest{Tenant: f.Tenant, Tool: f.Tool, PageSize: int32(c.cfg.PageSize), PageToken: f.Page}
+	req := &slotdv1.ListSessionsRequest{Tenant: f.Tenant, Tool: f.Tool, ConversationPrefix: f.Prefix,
+		PageSize: int32(c.cfg.PageSize), PageToken: f.Page}
 	p.Nav, p.Data = "sessions", &d
 	if f.Status != "" {
 		v, ok := slotdv1.SessionStatus_value["SESSION_STATUS_"+strings.ToUpper(f.Status)]
@@ -249,37 +246,22 @@ func (c *Console) sessions(w http.ResponseWriter, r *http.Request, p *page) {
 		req.IdleLongerThan = durationpb.New(dur)
 	}
 	now := c.cfg.Clock()
-	// With a prefix (ListSessions has no such filter) the admin API's
-	// pages are read on until the console's page is full, at most
-	// prefixPages of them: a page shows no fewer rows than matched while
-	// more may follow, and its next link is the token of the last page
-	// read.
-	for read := 0; ; read++ {
-		list, err := c.cfg.Admin.ListSessions(r.Context(), req)
-		if err != nil {
-			p.Problem = c.failure(r.Context(), err)
-			c.render(w, r, http.StatusBadRequest, "sessions", p)
-			return
-		}
-		for _, s := range list.GetSessions() {
-			ss := s.GetSession()
-			if f.Prefix != "" && !strings.HasPrefix(ss.GetConversationId(), f.Prefix) {
-				continue
-			}
-			last := ss.GetUpdatedAt().AsTime()
-			d.Rows = append(d.Rows, sessionRow{Tenant: s.GetTenant(), ID: ss.GetId(), Conversation: ss.GetConversationId(),
-				Tool: ss.GetTool(), Status: statusName(ss.GetStatus()), Version: ss.GetVersion(),
-				LastUse: last.UTC().Format(time.DateTime), Idle: now.Sub(last).Truncate(time.Second).String(),
-				Missing: ss.GetMissing(), Sel: url.PathEscape(s.GetTenant()) + "/" + ss.GetId(),
-				Story: Path + "story?" + url.Values{"tenant": {s.GetTenant()}, "session": {ss.GetId()}}.Encode(), lastUse: last})
-		}
-		d.Next = list.GetNextPageToken()
-		if f.Prefix == "" || d.Next == "" || len(d.Rows) >= c.cfg.PageSize || read+1 >= prefixPages {
-			break
-		}
-		req.PageToken = d.Next
-		req.PageSize = int32(max(1, c.cfg.PageSize-len(d.Rows)))
+	list, err := c.cfg.Admin.ListSessions(r.Context(), req)
+	if err != nil {
+		p.Problem = c.failure(r.Context(), err)
+		c.render(w, r, http.StatusBadRequest, "sessions", p)
+		return
 	}
+	for _, s := range list.GetSessions() {
+		ss := s.GetSession()
+		last := ss.GetUpdatedAt().AsTime()
+		d.Rows = append(d.Rows, sessionRow{Tenant: s.GetTenant(), ID: ss.GetId(), Conversation: ss.GetConversationId(),
+			Tool: ss.GetTool(), Status: statusName(ss.GetStatus()), Version: ss.GetVersion(),
+			LastUse: last.UTC().Format(time.DateTime), Idle: now.Sub(last).Truncate(time.Second).String(),
+			Missing: ss.GetMissing(), Sel: url.PathEscape(s.GetTenant()) + "/" + ss.GetId(),
+			Story: Path + "story?" + url.Values{"tenant": {s.GetTenant()}, "session": {ss.GetId()}}.Encode(), lastUse: last})
+	}
+	d.Next = list.GetNextPageToken()
 	slices.SortFunc(d.Rows, func(a, b sessionRow) int {
 		if f.Sort == "oldest" {
 			return cmp.Or(a.lastUse.Compare(b.lastUse), cmp.Compare(a.ID, b.ID))

@@ -84,9 +84,12 @@ func TestSessionsFilters(t *testing.T) {
 		{"stale=30m", []string{"acme", "acme"}, 1},
 		{"status=active&stale=2h", nil, 1},
 		{"status=reset", nil, 1},
-		// A prefix reads the admin API's pages on until the console's
-		// page is full: no empty first page before the match.
+		// The prefix is the admin API's filter, taken literally: % and _
+		// are no wildcards, and a page is full while more match.
 		{"prefix=acme-conv-3", []string{"acme"}, 1},
+		{"prefix=" + url.QueryEscape("acme%"), nil, 1},
+		{"prefix=" + url.QueryEscape("acme_conv"), nil, 1},
+		{"prefix=" + url.QueryEscape(`\`), nil, 1},
 		{"prefix=" + url.QueryEscape("<script>"), []string{"beta"}, 1},
 		{"prefix=acme-conv-", []string{"acme", "acme", "acme", "acme"}, 2},
 		{"prefix=beta&tenant=beta", []string{"beta"}, 1},

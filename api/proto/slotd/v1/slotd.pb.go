@@ -2004,11 +2004,14 @@ type ListSessionsRequest struct {
 	// Only sessions whose last turn is older than this.
 	IdleLongerThan *durationpb.Duration `protobuf:"bytes,3,opt,name=idle_longer_than,json=idleLongerThan,proto3" json:"idle_longer_than,omitempty"`
 	// Only sessions of this tenant; all tenants when empty.
-	Tenant        string `protobuf:"bytes,4,opt,name=tenant,proto3" json:"tenant,omitempty"`
-	PageSize      int32  `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	PageToken     string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Tenant    string `protobuf:"bytes,4,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	PageSize  int32  `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only sessions whose conversation id starts with this, taken literally
+	// (% and _ are no wildcards).
+	ConversationPrefix string `protobuf:"bytes,7,opt,name=conversation_prefix,json=conversationPrefix,proto3" json:"conversation_prefix,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ListSessionsRequest) Reset() {
@@ -2079,6 +2082,13 @@ func (x *ListSessionsRequest) GetPageSize() int32 {
 func (x *ListSessionsRequest) GetPageToken() string {
 	if x != nil {
 		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListSessionsRequest) GetConversationPrefix() string {
+	if x != nil {
+		return x.ConversationPrefix
 	}
 	return ""
 }
@@ -3179,7 +3189,7 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"parameters\x18\x03 \x01(\v2\x17.google.protobuf.StructR\n" +
 	"parameters\x12\x1a\n" +
 	"\bprovider\x18\x04 \x01(\tR\bprovider\x12\x18\n" +
-	"\aversion\x18\x05 \x01(\tR\aversion\"\xf3\x01\n" +
+	"\aversion\x18\x05 \x01(\tR\aversion\"\xa4\x02\n" +
 	"\x13ListSessionsRequest\x12/\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x17.slotd.v1.SessionStatusR\x06status\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12C\n" +
@@ -3187,7 +3197,8 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\x06tenant\x18\x04 \x01(\tR\x06tenant\x12\x1b\n" +
 	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x06 \x01(\tR\tpageToken\"U\n" +
+	"page_token\x18\x06 \x01(\tR\tpageToken\x12/\n" +
+	"\x13conversation_prefix\x18\a \x01(\tR\x12conversationPrefix\"U\n" +
 	"\x0eSessionSummary\x12+\n" +
 	"\asession\x18\x01 \x01(\v2\x11.slotd.v1.SessionR\asession\x12\x16\n" +
 	"\x06tenant\x18\x02 \x01(\tR\x06tenant\"t\n" +

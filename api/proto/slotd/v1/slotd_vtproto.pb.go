@@ -1629,6 +1629,13 @@ func (m *ListSessionsRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if len(m.ConversationPrefix) > 0 {
+		i -= len(m.ConversationPrefix)
+		copy(dAtA[i:], m.ConversationPrefix)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.ConversationPrefix)))
+		i--
+		dAtA[i] = 0x3a
+	}
 	if len(m.PageToken) > 0 {
 		i -= len(m.PageToken)
 		copy(dAtA[i:], m.PageToken)
@@ -3255,6 +3262,10 @@ func (m *ListSessionsRequest) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.PageSize))
 	}
 	l = len(m.PageToken)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	l = len(m.ConversationPrefix)
 	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
