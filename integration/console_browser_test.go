@@ -229,7 +229,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if !strings.Contains(tools, "bank.check_balance") || !strings.Contains(tools, "100.0%") {
 		t.Errorf("the overview's tools do not show the balance check's first-attempt validity:\n%s", tools)
 	}
-	if !strings.Contains(dispute, "Delivered again 1 time(s)") {
+	if !strings.Contains(dispute, "Replayed 1 time, last at ") {
 		t.Errorf("the dispute's story does not show the replay of chat-42/1:\n%s", dispute)
 	}
 	if !strings.Contains(refused, "tenant") {

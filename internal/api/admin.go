@@ -147,7 +147,10 @@ func historyResponse(v session.View, h *session.History) (*slotdv1.GetSessionHis
 	out := &slotdv1.GetSessionHistoryResponse{Session: pb}
 	for _, t := range h.Turns {
 		ht := &slotdv1.HistoryTurn{TurnId: t.ID, Version: t.Version, Action: actionOf(clarify.Action(t.Action)), At: timestamppb.New(t.At),
-			ContractVersion: t.ContractVersion}
+			ContractVersion: t.ContractVersion, Replays: int32(t.Replays)}
+		for _, at := range t.ReplayedAt {
+			ht.ReplayedAt = append(ht.ReplayedAt, timestamppb.New(at))
+		}
 		var req map[string]any
 		if json.Unmarshal(t.Request, &req) == nil {
 			if ht.Request, err = structpb.NewStruct(req); err != nil {

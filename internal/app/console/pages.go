@@ -357,9 +357,17 @@ type step struct {
 	Request string
 	Changes []change
 	// Replays is how often the turn_id came again, ReplayedAt when the
-	// last of those came.
+	// last of those came, oldest first.
 	Replays    int
 	ReplayedAt []string
+}
+
+// LastReplay is when the turn_id last came again; "" when it never did.
+func (s step) LastReplay() string {
+	if len(s.ReplayedAt) == 0 {
+		return ""
+	}
+	return s.ReplayedAt[len(s.ReplayedAt)-1]
 }
 
 // slotStory is why a slot has its value: the value and every change.
@@ -404,7 +412,7 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 		c.render(w, r, http.StatusBadRequest, "error", p)
 		return
 	}
-	d, err := buildStory(r, c.cfg.Admin, c.cfg.Engine, req)
+	d, err := buildStory(r, c.cfg.Admin, req)
 	if err != nil {
 		p.Problem = c.failure(r.Context(), err)
 		c.render(w, r, http.StatusNotFound, "error", p)
@@ -415,9 +423,8 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 	c.render(w, r, http.StatusOK, "story", p)
 }
 
-// buildStory is the story of the session req names, read through admin,
-// with the replays the store of engine records.
-func buildStory(r *http.Request, admin *api.AdminService, engine *session.Engine, req *slotdv1.GetSessionHistoryRequest) (storyData, error) {
+// buildStory is the story of the session req names, read through admin.
+func buildStory(r *http.Request, admin *api.AdminService, req *slotdv1.GetSessionHistoryRequest) (storyData, error) {
 	h, err := admin.GetSessionHistory(r.Context(), req)
 	if err != nil {
 		return storyData{}, err
@@ -432,10 +439,13 @@ func buildStory(r *http.Request, admin *api.AdminService, engine *session.Engine
 			req = string(b)
 		}
 		byTurn[t.GetTurnId()] = len(d.Steps)
-		d.Steps = append(d.Steps, step{TurnID: t.GetTurnId(), Version: t.GetVersion(), At: t.GetAt().AsTime().UTC().Format(time.DateTime),
-			Action: strings.ToLower(strings.TrimPrefix(t.GetAction().String(), "ACTION_")), Request: req})
+		st := step{TurnID: t.GetTurnId(), Version: t.GetVersion(), At: t.GetAt().AsTime().UTC().Format(time.DateTime),
+			Action: strings.ToLower(strings.TrimPrefix(t.GetAction().String(), "ACTION_")), Request: req, Replays: int(t.GetReplays())}
+		for _, at := range t.GetReplayedAt() {
+			st.ReplayedAt = append(st.ReplayedAt, at.AsTime().UTC().Format(time.DateTime))
+		}
+		d.Steps = append(d.Steps, st)
 	}
-	replays(r, engine, req.Tenant, s.GetId(), d.Steps)
 	slots := map[string]*slotStory{}
 	var names []string
 	for _, ch := range h.GetChanges() {
@@ -472,33 +482,6 @@ func buildStory(r *http.Request, admin *api.AdminService, engine *session.Engine
 		d.Slots = append(d.Slots, *slots[n])
 	}
 	return d, nil
-}
-
-// replays fills in the steps' replays, which the store records with each
-// turn (session.TurnRecord.Replays) and the admin API does not carry.
-func replays(r *http.Request, engine *session.Engine, tenant, id string, steps []step) {
-	s, err := engine.Find(r.Context(), session.Lookup{Tenant: tenant, SessionID: id}, tenant == "")
-	if err != nil {
-		return
-	}
-	h, err := engine.History(r.Context(), session.Lookup{Tenant: s.Key.Tenant, SessionID: s.ID})
-	if err != nil {
-		return
-	}
-	byTurn := map[string]session.TurnRecord{}
-	for _, t := range h.Turns {
-		byTurn[t.ID] = t
-	}
-	for i := range steps {
-		t, ok := byTurn[steps[i].TurnID]
-		if !ok || steps[i].TurnID == "" {
-			continue
-		}
-		steps[i].Replays = t.Replays
-		for _, at := range t.ReplayedAt {
-			steps[i].ReplayedAt = append(steps[i].ReplayedAt, at.UTC().Format(time.DateTime))
-		}
-	}
 }
 
 // others are the conversation's open sessions of each tool but the one

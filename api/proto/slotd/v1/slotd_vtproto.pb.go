@@ -2219,6 +2219,23 @@ func (m *HistoryTurn) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if len(m.ReplayedAt) > 0 {
+		for iNdEx := len(m.ReplayedAt) - 1; iNdEx >= 0; iNdEx-- {
+			size, err := (*timestamppb.Timestamp)(m.ReplayedAt[iNdEx]).MarshalToSizedBufferVT(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+			i--
+			dAtA[i] = 0x42
+		}
+	}
+	if m.Replays != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Replays))
+		i--
+		dAtA[i] = 0x38
+	}
 	if len(m.ContractVersion) > 0 {
 		i -= len(m.ContractVersion)
 		copy(dAtA[i:], m.ContractVersion)
@@ -3492,6 +3509,15 @@ func (m *HistoryTurn) SizeVT() (n int) {
 	l = len(m.ContractVersion)
 	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.Replays != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Replays))
+	}
+	if len(m.ReplayedAt) > 0 {
+		for _, e := range m.ReplayedAt {
+			l = (*timestamppb.Timestamp)(e).SizeVT()
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
 	}
 	n += len(m.unknownFields)
 	return n
