@@ -11,6 +11,10 @@ func init() {
 }
 
 var consoleEnglish = map[string]string{
+	"console.tool_actions":            "Turns by tool and action",
+	"console.action":                  "Action",
+	"console.skip":                    "Skip to content",
+	"console.playground.try":          "Try {tool} in the playground",
 	"console.others":                  "The conversation's other open sessions:",
 	"console.erase":                   "Erase the conversation",
 	"console.erase.type":              "Type the conversation id to erase it:",
@@ -146,6 +150,10 @@ var consoleEnglish = map[string]string{
 }
 
 var consoleRussian = map[string]string{
+	"console.tool_actions":            "Ходы по инструментам и действиям",
+	"console.action":                  "Действие",
+	"console.skip":                    "Перейти к содержимому",
+	"console.playground.try":          "Попробовать {tool} в песочнице",
 	"console.others":                  "Другие открытые сессии разговора:",
 	"console.erase":                   "Стереть разговор",
 	"console.erase.type":              "Введите id разговора, чтобы стереть его:",
@@ -281,6 +289,10 @@ var consoleRussian = map[string]string{
 }
 
 var consoleUkrainian = map[string]string{
+	"console.tool_actions":            "Ходи за інструментами й діями",
+	"console.action":                  "Дія",
+	"console.skip":                    "Перейти до вмісту",
+	"console.playground.try":          "Спробувати {tool} у пісочниці",
 	"console.others":                  "Інші відкриті сесії розмови:",
 	"console.erase":                   "Стерти розмову",
 	"console.erase.type":              "Введіть id розмови, щоб стерти її:",

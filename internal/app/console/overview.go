@@ -190,6 +190,41 @@ func (s *sampler) actions() []counted {
 	return out
 }
 
+// toolAction is the turns of one tool that answered one action.
+type toolAction struct {
+	Tool, Action string
+	Turns        float64
+}
+
+// toolActions is the turns by tool and action, from
+// slotd_turn_actions_total, by tool name and then action.
+func (s *sampler) toolActions() []toolAction {
+	var out []toolAction
+	for _, f := range s.families() {
+		if f.GetName() != actionsMetric {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var ta toolAction
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "tool":
+					ta.Tool = l.GetValue()
+				case "action":
+					ta.Action = strings.ToLower(l.GetValue())
+				}
+			}
+			if ta.Turns = m.GetCounter().GetValue(); ta.Turns > 0 {
+				out = append(out, ta)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b toolAction) int {
+		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Action, b.Action))
+	})
+	return out
+}
+
 // p99 is the 99th percentile turn time over every tool and action, from
 // the histogram's buckets (the upper bound of the bucket it falls in, as
 // Prometheus' histogram_quantile would, without interpolation); 0 without

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -38,6 +39,12 @@ func TestSamplerFigures(t *testing.T) {
 	got := s.actions()
 	if len(got) != 2 || got[0] != (counted{"ask", 15}) || got[1] != (counted{"ready", 2}) {
 		t.Errorf("actions %v, want ask 15, ready 2", got)
+	}
+	// By tool and action, a series never counted left out.
+	actions.WithLabelValues("b", "REPAIR")
+	want := []toolAction{{"a", "ask", 12}, {"a", "ready", 2}, {"b", "ask", 3}}
+	if got := s.toolActions(); !slices.Equal(got, want) {
+		t.Errorf("by tool and action %v, want %v", got, want)
 	}
 	// 100 turns: the 99th is the one of 0.04 s, in the 0.05 s bucket.
 	if d, above := s.p99(); d != 50*time.Millisecond || above {

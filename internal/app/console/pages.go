@@ -42,6 +42,9 @@ type overviewData struct {
 	ExpiringMore bool
 	ExpiringIn   string
 	Actions      []bar
+	// ToolActions are the turns by tool and action: the action chart's
+	// figures in a table.
+	ToolActions []toolAction
 	// ActionsHeight is the height of the action chart.
 	ActionsHeight int
 	P99           string
@@ -70,6 +73,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p *page) {
 			Width: int(a.value / top * (chartWidth - 200)), Height: 18})
 	}
 	d.ActionsHeight = len(acts) * 24
+	d.ToolActions = c.turns.toolActions()
 	mins := c.turns.perMinute()
 	top = 1
 	for _, m := range mins {
@@ -535,10 +539,12 @@ type propertyRow struct {
 
 type contractRow struct {
 	Name, Version, Description string
-	Confirm                    bool
-	Properties                 []propertyRow
-	Costs                      []costRow
-	Findings                   []provider.Finding
+	// Play is the playground with the tool picked.
+	Play       string
+	Confirm    bool
+	Properties []propertyRow
+	Costs      []costRow
+	Findings   []provider.Finding
 }
 
 type contractsData struct {
@@ -561,6 +567,7 @@ func (c *Console) contracts(w http.ResponseWriter, r *http.Request, p *page) {
 	d.Total, d.Set = checks.costs["*"], checks.set
 	for _, ct := range all {
 		row := contractRow{Name: ct.Name, Version: ct.Version, Description: ct.Description, Confirm: ct.Confirm,
+			Play:  Path + "playground?" + url.Values{"tool": {ct.Name}}.Encode(),
 			Costs: checks.costs[ct.Name], Findings: checks.findings[ct.Name]}
 		for _, pr := range ct.Properties {
 			row.Properties = append(row.Properties, propertyRow{Name: pr.Name, Type: pr.Type, Format: pr.Format,

@@ -299,9 +299,17 @@ func TestPagesStrict(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
+		// The skip link comes first, to the main content.
+		var first, skipTo *html.Node
 		for n := range doc.Descendants() {
 			if n.Type != html.ElementNode {
 				continue
+			}
+			if first == nil && n.Parent != nil && n.Parent.Data == "body" {
+				first = n
+			}
+			if n.Data == "main" && attr(n, "id") == "main" {
+				skipTo = n
 			}
 			if n.Data == "script" && (n.FirstChild != nil || attr(n, "src") == "") {
 				t.Errorf("%s: inline script", path)
@@ -315,9 +323,12 @@ func TestPagesStrict(t *testing.T) {
 				}
 			}
 		}
+		if first == nil || first.Data != "a" || attr(first, "href") != "#main" || attr(first, "class") != "skip" || skipTo == nil {
+			t.Errorf("%s: the page does not begin with a skip link to <main id=\"main\">", path)
+		}
 	}
 	total := 0
-	for _, a := range []string{"console.css", "console.js"} {
+	for _, a := range []string{"console.css", "console.js", "favicon.svg"} {
 		resp, body := get(t, c, srv.URL+"/console/static/"+a)
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("%s: %d", a, resp.StatusCode)
@@ -541,6 +552,18 @@ func TestContractsLintAndCost(t *testing.T) {
 	}
 	if !strings.Contains(body, `id="cost-total"`) {
 		t.Errorf("no total cost")
+	}
+	// Each contract links to the playground with its tool picked.
+	for _, tool := range []string{"bank.check_balance", "bank.check_note"} {
+		m := regexp.MustCompile(`<a class="try" href="([^"]+)">`).FindStringSubmatch(section(tool))
+		if m == nil {
+			t.Errorf("the section of %s has no playground link", tool)
+			continue
+		}
+		_, play := get(t, c, srv.URL+html.UnescapeString(m[1]))
+		if !strings.Contains(play, `<option value="`+tool+`" selected>`) {
+			t.Errorf("the playground link of %s (%s) does not pick it:\n%s", tool, m[1], play)
+		}
 	}
 }
 
