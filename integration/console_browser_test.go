@@ -234,6 +234,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	var confirmStory, doneStory, pickedTool string
 	type row struct{ Tool, Action, Turns string }
 	var toolActions, actionBars []row
+	var perMinute, perHour int
 	err = chromedp.Run(ctx,
 		cdplog.Enable(),
 		chromedp.Navigate(base+"/console/"),
@@ -253,6 +254,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible("#turns", chromedp.ByID),
 		chromedp.Text("#tools", &tools, chromedp.ByID),
 		chromedp.Evaluate(`[...document.querySelectorAll("#tool-actions tbody tr")].map(r => ({Tool: r.dataset.tool, Action: r.dataset.action, Turns: r.dataset.turns}))`, &toolActions),
+		chromedp.Evaluate(`[...document.querySelectorAll("#per-minute rect")].reduce((n, r) => n + Number(r.dataset.turns), 0)`, &perMinute),
+		chromedp.Evaluate(`[...document.querySelectorAll("#per-hour rect")].reduce((n, r) => n + Number(r.dataset.turns), 0)`, &perHour),
 		chromedp.Evaluate(`[...document.querySelectorAll("#actions rect")].map(r => ({Action: r.dataset.action, Turns: r.dataset.turns}))`, &actionBars),
 		check("overview"),
 		tabTo(`header nav a[href="/console/sessions"]`),
@@ -397,6 +400,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	for k, n := range sent {
 		byAction[k[strings.IndexByte(k, ' ')+1:]] += n
+	}
+	total := 0
+	for _, n := range sent {
+		total += n
+	}
+	if perMinute != total || perHour != total {
+		t.Errorf("the overview's charts count %d turns per minute and %d per hour, want the %d the test sent", perMinute, perHour, total)
 	}
 	if !maps.Equal(shown, sent) || !maps.Equal(bars, byAction) {
 		t.Errorf("the overview counts turns by tool and action %v and by action %v; the test sent %v, by action %v", shown, bars, sent, byAction)

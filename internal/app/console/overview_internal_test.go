@@ -59,6 +59,19 @@ func TestSamplerFigures(t *testing.T) {
 	if len(per) != 2 || per[0].turns != 12 || per[1].turns != 5 {
 		t.Errorf("per minute %v, want 12 then 5", per)
 	}
+	// The minute under way: a bar of its own, counted in its hour.
+	actions.WithLabelValues("b", "ASK").Add(4)
+	if _, ok := s.sofar(start.Add(2 * time.Minute)); ok {
+		t.Errorf("a minute under way at the last sample's time")
+	}
+	cur, ok := s.sofar(start.Add(2*time.Minute + 20*time.Second))
+	if !ok || cur.turns != 4 {
+		t.Errorf("the minute under way: %v, %v; want 4 turns", cur, ok)
+	}
+	mins, hours := withSofar(s.perMinute(), s.perHour(), cur)
+	if len(mins) != 3 || mins[2].turns != 4 || len(hours) != 1 || hours[0].turns != 21 {
+		t.Errorf("with the minute under way: minutes %v, hours %v; want 12, 5, 4 in one hour of 21", mins, hours)
+	}
 	for i := range 2 * window {
 		s.sample(start.Add(time.Duration(3+i) * time.Minute))
 	}

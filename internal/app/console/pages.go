@@ -74,7 +74,10 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p *page) {
 	}
 	d.ActionsHeight = len(acts) * 24
 	d.ToolActions = c.turns.toolActions()
-	mins := c.turns.perMinute()
+	mins, hours := c.turns.perMinute(), c.turns.perHour()
+	if cur, ok := c.turns.sofar(c.cfg.Clock()); ok {
+		mins, hours = withSofar(mins, hours, cur)
+	}
 	top = 1
 	for _, m := range mins {
 		top = max(top, m.turns)
@@ -85,7 +88,6 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p *page) {
 		d.PerMinute = append(d.PerMinute, bar{Label: m.at.UTC().Format("15:04"), Value: m.turns,
 			X: i * step, Y: chartHeight - h, Width: step - 1, Height: h})
 	}
-	hours := c.turns.perHour()
 	top = 1
 	for _, h := range hours {
 		top = max(top, h.turns)
