@@ -10,8 +10,9 @@ import (
 )
 
 // The admin API lists sessions by a conversation id prefix taken
-// literally, and a conversation's history says how often each turn_id was
-// delivered again and when the last deliveries came.
+// literally, and a conversation's history says what each turn answered,
+// how often its turn_id was delivered again and when the last deliveries
+// came.
 func TestAdminConversationPrefixAndReplays(t *testing.T) {
 	t.Parallel()
 	inst, _ := newPostgresServer(t)
@@ -25,8 +26,11 @@ func TestAdminConversationPrefixAndReplays(t *testing.T) {
 		}
 		return r
 	}
+	var asked *slotdv1.TurnResponse
 	for _, conv := range []string{"50%-off", "500-off", "a_b", "axb", `c:\tmp`, `c:tmp`} {
-		turn(conv, "1")
+		if r := turn(conv, "1"); conv == "50%-off" {
+			asked = r
+		}
 	}
 	for _, c := range []struct {
 		prefix string
@@ -70,6 +74,11 @@ func TestAdminConversationPrefixAndReplays(t *testing.T) {
 		t.Fatalf("history holds %d turns, want 2", len(h.GetTurns()))
 	}
 	for _, ht := range h.GetTurns() {
+		// What the turn answered, without arguments or sessions.
+		if a := ht.GetAnswer(); ht.GetTurnId() == "1" && (a.GetQuestion().GetText() != asked.GetQuestion().GetText() ||
+			a.GetQuestion().GetText() == "" || a.GetAction() != asked.GetAction() || a.GetSession() != nil || a.GetArguments() != nil) {
+			t.Errorf("turn 1's answer in the history is %v, want the question %q and no session", a, asked.GetQuestion().GetText())
+		}
 		want := map[string]int32{"1": 3, "2": 0}[ht.GetTurnId()]
 		if ht.GetReplays() != want || len(ht.GetReplayedAt()) != int(want) {
 			t.Errorf("turn %s: %d replays at %d times, want %d", ht.GetTurnId(), ht.GetReplays(), len(ht.GetReplayedAt()), want)

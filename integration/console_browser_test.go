@@ -55,8 +55,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		  "arguments":{"card_last4":"•• 4417","operation_date":"вчера","amount":"1 200,50 ₽"}}`,
 		`{"conversation_id":"chat-42","tool":"bank.open_dispute","turn_id":"chat-42/2","locale":"ru","time_zone":"Europe/Moscow",
 		  "arguments":{"amount":"1 250 ₽","reason":"duplicate"}}`,
+		// A reason outside the list (refused, the allowed values
+		// given) and the date corrected.
+		`{"conversation_id":"chat-42","tool":"bank.open_dispute","turn_id":"chat-42/3","locale":"ru","time_zone":"Europe/Moscow",
+		  "arguments":{"reason":"chargeback","operation_date":"позавчера"}}`,
 	}
 	// The client retries the dispute's first turn: a replay, recorded.
+	replay := len(turns)
 	turns = append(turns, turns[1])
 	for i, conv := range []string{"browser-a", "browser-b"} {
 		turns = append(turns, fmt.Sprintf(`{"conversation_id":%q,"tool":"bank.open_dispute","turn_id":"t%d","arguments":{"reason":"fraud"}}`, conv, i))
@@ -78,7 +83,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || err != nil || json.Unmarshal([]byte(body), &in) != nil {
 			t.Fatalf("turn %s: %d, %v", body, resp.StatusCode, err)
 		}
-		if i != 3 {
+		if i != replay {
 			sent[in.Tool+" "+strings.ToLower(strings.TrimPrefix(out.Action, "ACTION_"))]++
 		}
 	}
@@ -358,7 +363,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	if !strings.Contains(story, "filled") || !strings.Contains(story, "cleared") || !strings.Contains(story, `"fraud"`) {
 		t.Errorf("the story of the reset session does not show the slot filled, then cleared: %q", story)
 	}
-	for _, want := range []string{"4417", "waits for re-confirmation", `"1200.50"`, `"1250.00"`, "chat-42/2", "ask"} {
+	for _, want := range []string{"4417", "waits for re-confirmation", `"1200.50"`, `"1250.00"`, "chat-42/2", "ask",
+		"corrected", "refused", "chat-42/3", "Asked:"} {
 		if !strings.Contains(dispute, want) {
 			t.Errorf("the dispute's story does not show %q:\n%s", want, dispute)
 		}

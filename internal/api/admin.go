@@ -151,6 +151,7 @@ func historyResponse(v session.View, h *session.History) (*slotdv1.GetSessionHis
 		for _, at := range t.ReplayedAt {
 			ht.ReplayedAt = append(ht.ReplayedAt, timestamppb.New(at))
 		}
+		ht.Answer = answerOf(t.Response)
 		var req map[string]any
 		if json.Unmarshal(t.Request, &req) == nil {
 			if ht.Request, err = structpb.NewStruct(req); err != nil {
@@ -199,4 +200,35 @@ func by(ctx context.Context) string {
 	}
 	// An embedder's context without a principal from the interceptor.
 	return "unnamed"
+}
+
+// storedAnswer is the part of a stored response (a session.Result, or a
+// completion's) that the history shows.
+type storedAnswer struct {
+	Action         clarify.Action        `json:"action"`
+	Question       *clarify.Question     `json:"question"`
+	IdempotencyKey string                `json:"idempotency_key"`
+	Problem        *problem.Problem      `json:"problem"`
+	Notice         string                `json:"notice"`
+	OpenSessions   []session.OpenSession `json:"open_sessions"`
+	Resumed        bool                  `json:"resumed"`
+}
+
+// answerOf is what a turn answered, from its stored response, without the
+// arguments and sessions; nil when the response cannot be read.
+func answerOf(response []byte) *slotdv1.TurnResponse {
+	var a storedAnswer
+	if len(response) == 0 || json.Unmarshal(response, &a) != nil {
+		return nil
+	}
+	out := &slotdv1.TurnResponse{Action: actionOf(a.Action), IdempotencyKey: a.IdempotencyKey,
+		Problem: responseProblem(a.Problem), Notice: a.Notice, Resumed: a.Resumed}
+	if q := a.Question; q != nil {
+		out.Question = &slotdv1.Question{Slot: q.Slot, Text: q.Text, AllowedValues: q.Allowed, Format: q.Format}
+	}
+	for _, o := range a.OpenSessions {
+		out.OpenSessions = append(out.OpenSessions, &slotdv1.OpenSession{Tool: o.Tool, SessionId: o.SessionID,
+			Missing: o.Missing, LastAction: actionOf(o.LastAction), UpdatedAt: timestamppb.New(o.UpdatedAt)})
+	}
+	return out
 }

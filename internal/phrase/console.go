@@ -11,6 +11,10 @@ func init() {
 }
 
 var consoleEnglish = map[string]string{
+	"console.resumed":                 "Came back to this session, parked while other tools were used.",
+	"console.asked":                   "Asked:",
+	"console.parked":                  "Parked meanwhile:",
+	"console.idempotency_key":         "Idempotency key for the backend call:",
 	"console.tool_actions":            "Turns by tool and action",
 	"console.action":                  "Action",
 	"console.skip":                    "Skip to content",
@@ -150,6 +154,10 @@ var consoleEnglish = map[string]string{
 }
 
 var consoleRussian = map[string]string{
+	"console.resumed":                 "Возврат к этой сессии, отложенной, пока работали другие инструменты.",
+	"console.asked":                   "Спросили:",
+	"console.parked":                  "Отложены тем временем:",
+	"console.idempotency_key":         "Ключ идемпотентности для вызова бэкенда:",
 	"console.tool_actions":            "Ходы по инструментам и действиям",
 	"console.action":                  "Действие",
 	"console.skip":                    "Перейти к содержимому",
@@ -289,6 +297,10 @@ var consoleRussian = map[string]string{
 }
 
 var consoleUkrainian = map[string]string{
+	"console.resumed":                 "Повернення до цієї сесії, відкладеної, поки працювали інші інструменти.",
+	"console.asked":                   "Запитали:",
+	"console.parked":                  "Відкладено тим часом:",
+	"console.idempotency_key":         "Ключ ідемпотентності для виклику бекенда:",
 	"console.tool_actions":            "Ходи за інструментами й діями",
 	"console.action":                  "Дія",
 	"console.skip":                    "Перейти до вмісту",

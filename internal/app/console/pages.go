@@ -366,6 +366,12 @@ type step struct {
 	// last of those came, oldest first.
 	Replays    int
 	ReplayedAt []string
+	// What the turn answered: the question asked and its allowed
+	// values, the problem, the idempotency key, the notice, whether it
+	// resumed a parked session, and the tools parked meanwhile.
+	Question, Problem, Key, Notice string
+	Allowed, Parked                []string
+	Resumed                        bool
 }
 
 // LastReplay is when the turn_id last came again; "" when it never did.
@@ -449,6 +455,16 @@ func buildStory(r *http.Request, admin *api.AdminService, req *slotdv1.GetSessio
 			Action: strings.ToLower(strings.TrimPrefix(t.GetAction().String(), "ACTION_")), Request: req, Replays: int(t.GetReplays())}
 		for _, at := range t.GetReplayedAt() {
 			st.ReplayedAt = append(st.ReplayedAt, at.AsTime().UTC().Format(time.DateTime))
+		}
+		if a := t.GetAnswer(); a != nil {
+			st.Question, st.Allowed = a.GetQuestion().GetText(), a.GetQuestion().GetAllowedValues()
+			if pr := a.GetProblem(); pr != nil {
+				st.Problem = strings.TrimSuffix(pr.GetTitle()+": "+pr.GetDetail(), ": ")
+			}
+			st.Key, st.Notice, st.Resumed = a.GetIdempotencyKey(), a.GetNotice(), a.GetResumed()
+			for _, o := range a.GetOpenSessions() {
+				st.Parked = append(st.Parked, o.GetTool())
+			}
 		}
 		d.Steps = append(d.Steps, st)
 	}

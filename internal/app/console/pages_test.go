@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"html/template"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -250,6 +251,38 @@ func TestStory(t *testing.T) {
 		if strings.Contains(body, "op-SECRET-77") {
 			t.Errorf("story?%s shows the sensitive value unmasked", q)
 		}
+	}
+	// What each turn answered: a refused value's problem and the question
+	// asked again with the allowed values; READY's idempotency key; the
+	// sessions parked and the one resumed.
+	refused := f.turn("acme", "dispute-2", "bank.open_dispute", "r-1", map[string]any{"reason": "chargeback"})
+	ready := f.turn("acme", "balance-2", "bank.check_balance", "b-1", map[string]any{"card_last4": "•• 4417"})
+	// The balance check used a while after the dispute, and the dispute a
+	// while after that: the dispute is resumed.
+	f.now = f.now.Add(10 * time.Minute)
+	f.turn("acme", "dispute-1", "bank.check_balance", "turn-3b", map[string]any{})
+	f.now = f.now.Add(10 * time.Minute)
+	back := f.turn("acme", "dispute-1", "bank.open_dispute", "turn-4", map[string]any{})
+	answers := func(id string) string {
+		t.Helper()
+		_, body := get(t, c, srv.URL+"/console/story?session="+id)
+		return body
+	}
+	if body := answers(refused.GetSession().GetId()); refused.GetProblem() == nil || !strings.Contains(body, `<p class="problem">`+template.HTMLEscapeString(refused.GetProblem().GetTitle())) ||
+		!strings.Contains(body, `<p class="question">Asked: <q>`+template.HTMLEscapeString(refused.GetQuestion().GetText())+`</q> · Allowed values: `+
+			strings.Join(refused.GetQuestion().GetAllowedValues(), ", ")) || len(refused.GetQuestion().GetAllowedValues()) == 0 {
+		t.Errorf("the refused reason's story does not show the problem %v and the question %v:\n%s", refused.GetProblem(), refused.GetQuestion(), body)
+	}
+	if key := ready.GetIdempotencyKey(); key == "" || !strings.Contains(answers(ready.GetSession().GetId()), `<p class="key">Idempotency key for the backend call: <code>`+key+`</code>`) {
+		t.Errorf("the READY story does not show the idempotency key %q", key)
+	}
+	if body := answers(balance.GetSession().GetId()); len(balance.GetOpenSessions()) != 1 ||
+		!strings.Contains(body, `<p class="parked">Parked meanwhile: bank.open_dispute</p>`) {
+		t.Errorf("the balance check's story does not show the dispute parked (%v):\n%s", balance.GetOpenSessions(), body)
+	}
+	if body := answers(resp.GetSession().GetId()); len(back.GetOpenSessions()) != 1 || !back.GetResumed() ||
+		strings.Count(body, `<p class="parked">Parked meanwhile: bank.check_balance</p>`) != 1 || strings.Count(body, `<p class="resumed">`) != 1 {
+		t.Errorf("the dispute's story does not show turn-4 resumed (%v) with the balance check parked (%v):\n%s", back.GetResumed(), back.GetOpenSessions(), body)
 	}
 	// In Russian, the count's noun agrees with it.
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/console/story?session="+resp.GetSession().GetId(), nil)

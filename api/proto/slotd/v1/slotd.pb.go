@@ -2656,7 +2656,12 @@ type HistoryTurn struct {
 	Replays int32 `protobuf:"varint,7,opt,name=replays,proto3" json:"replays,omitempty"`
 	// When the last of those replays came, oldest first: at most 16, the
 	// count goes on past them.
-	ReplayedAt    []*timestamppb.Timestamp `protobuf:"bytes,8,rep,name=replayed_at,json=replayedAt,proto3" json:"replayed_at,omitempty"`
+	ReplayedAt []*timestamppb.Timestamp `protobuf:"bytes,8,rep,name=replayed_at,json=replayedAt,proto3" json:"replayed_at,omitempty"`
+	// What the turn answered, from its stored response: the question asked
+	// (with the allowed values), the problem, the idempotency key, the
+	// notice, whether it resumed a parked session and the sessions parked.
+	// The arguments and sessions are left out: the changes hold the values.
+	Answer        *TurnResponse `protobuf:"bytes,9,opt,name=answer,proto3" json:"answer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2743,6 +2748,13 @@ func (x *HistoryTurn) GetReplays() int32 {
 func (x *HistoryTurn) GetReplayedAt() []*timestamppb.Timestamp {
 	if x != nil {
 		return x.ReplayedAt
+	}
+	return nil
+}
+
+func (x *HistoryTurn) GetAnswer() *TurnResponse {
+	if x != nil {
+		return x.Answer
 	}
 	return nil
 }
@@ -3256,7 +3268,7 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x16\n" +
 	"\x06tenant\x18\x03 \x01(\tR\x06tenant\x12\x12\n" +
-	"\x04tool\x18\x04 \x01(\tR\x04tool\"\xcb\x02\n" +
+	"\x04tool\x18\x04 \x01(\tR\x04tool\"\xfb\x02\n" +
 	"\vHistoryTurn\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x03R\aversion\x12(\n" +
@@ -3266,7 +3278,8 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\x10contract_version\x18\x06 \x01(\tR\x0fcontractVersion\x12\x18\n" +
 	"\areplays\x18\a \x01(\x05R\areplays\x12;\n" +
 	"\vreplayed_at\x18\b \x03(\v2\x1a.google.protobuf.TimestampR\n" +
-	"replayedAt\"\x9a\x02\n" +
+	"replayedAt\x12.\n" +
+	"\x06answer\x18\t \x01(\v2\x16.slotd.v1.TurnResponseR\x06answer\"\x9a\x02\n" +
 	"\rHistoryChange\x12\x12\n" +
 	"\x04slot\x18\x01 \x01(\tR\x04slot\x12(\n" +
 	"\x03old\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x03old\x12(\n" +
@@ -3460,41 +3473,42 @@ var file_slotd_v1_slotd_proto_depIdxs = []int32{
 	42, // 51: slotd.v1.HistoryTurn.at:type_name -> google.protobuf.Timestamp
 	41, // 52: slotd.v1.HistoryTurn.request:type_name -> google.protobuf.Struct
 	42, // 53: slotd.v1.HistoryTurn.replayed_at:type_name -> google.protobuf.Timestamp
-	43, // 54: slotd.v1.HistoryChange.old:type_name -> google.protobuf.Value
-	43, // 55: slotd.v1.HistoryChange.new:type_name -> google.protobuf.Value
-	1,  // 56: slotd.v1.HistoryChange.decision:type_name -> slotd.v1.Decision
-	42, // 57: slotd.v1.HistoryChange.at:type_name -> google.protobuf.Timestamp
-	9,  // 58: slotd.v1.GetSessionHistoryResponse.session:type_name -> slotd.v1.Session
-	34, // 59: slotd.v1.GetSessionHistoryResponse.turns:type_name -> slotd.v1.HistoryTurn
-	35, // 60: slotd.v1.GetSessionHistoryResponse.changes:type_name -> slotd.v1.HistoryChange
-	39, // 61: slotd.v1.ListContractsResponse.contracts:type_name -> slotd.v1.ContractInfo
-	4,  // 62: slotd.v1.SlotService.Turn:input_type -> slotd.v1.TurnRequest
-	15, // 63: slotd.v1.SlotService.GetSession:input_type -> slotd.v1.GetSessionRequest
-	17, // 64: slotd.v1.SlotService.ResetSession:input_type -> slotd.v1.ResetSessionRequest
-	20, // 65: slotd.v1.SlotService.CompleteSession:input_type -> slotd.v1.CompleteSessionRequest
-	37, // 66: slotd.v1.SlotService.ListContracts:input_type -> slotd.v1.ListContractsRequest
-	22, // 67: slotd.v1.SlotService.GetToolSchema:input_type -> slotd.v1.GetToolSchemaRequest
-	24, // 68: slotd.v1.AdminService.ListSessions:input_type -> slotd.v1.ListSessionsRequest
-	27, // 69: slotd.v1.AdminService.ResetStaleSessions:input_type -> slotd.v1.ResetStaleSessionsRequest
-	33, // 70: slotd.v1.AdminService.GetSessionHistory:input_type -> slotd.v1.GetSessionHistoryRequest
-	29, // 71: slotd.v1.AdminService.PurgeSessions:input_type -> slotd.v1.PurgeSessionsRequest
-	31, // 72: slotd.v1.AdminService.EraseConversation:input_type -> slotd.v1.EraseConversationRequest
-	6,  // 73: slotd.v1.SlotService.Turn:output_type -> slotd.v1.TurnResponse
-	16, // 74: slotd.v1.SlotService.GetSession:output_type -> slotd.v1.GetSessionResponse
-	18, // 75: slotd.v1.SlotService.ResetSession:output_type -> slotd.v1.ResetSessionResponse
-	21, // 76: slotd.v1.SlotService.CompleteSession:output_type -> slotd.v1.CompleteSessionResponse
-	38, // 77: slotd.v1.SlotService.ListContracts:output_type -> slotd.v1.ListContractsResponse
-	23, // 78: slotd.v1.SlotService.GetToolSchema:output_type -> slotd.v1.GetToolSchemaResponse
-	26, // 79: slotd.v1.AdminService.ListSessions:output_type -> slotd.v1.ListSessionsResponse
-	28, // 80: slotd.v1.AdminService.ResetStaleSessions:output_type -> slotd.v1.ResetStaleSessionsResponse
-	36, // 81: slotd.v1.AdminService.GetSessionHistory:output_type -> slotd.v1.GetSessionHistoryResponse
-	30, // 82: slotd.v1.AdminService.PurgeSessions:output_type -> slotd.v1.PurgeSessionsResponse
-	32, // 83: slotd.v1.AdminService.EraseConversation:output_type -> slotd.v1.EraseConversationResponse
-	73, // [73:84] is the sub-list for method output_type
-	62, // [62:73] is the sub-list for method input_type
-	62, // [62:62] is the sub-list for extension type_name
-	62, // [62:62] is the sub-list for extension extendee
-	0,  // [0:62] is the sub-list for field type_name
+	6,  // 54: slotd.v1.HistoryTurn.answer:type_name -> slotd.v1.TurnResponse
+	43, // 55: slotd.v1.HistoryChange.old:type_name -> google.protobuf.Value
+	43, // 56: slotd.v1.HistoryChange.new:type_name -> google.protobuf.Value
+	1,  // 57: slotd.v1.HistoryChange.decision:type_name -> slotd.v1.Decision
+	42, // 58: slotd.v1.HistoryChange.at:type_name -> google.protobuf.Timestamp
+	9,  // 59: slotd.v1.GetSessionHistoryResponse.session:type_name -> slotd.v1.Session
+	34, // 60: slotd.v1.GetSessionHistoryResponse.turns:type_name -> slotd.v1.HistoryTurn
+	35, // 61: slotd.v1.GetSessionHistoryResponse.changes:type_name -> slotd.v1.HistoryChange
+	39, // 62: slotd.v1.ListContractsResponse.contracts:type_name -> slotd.v1.ContractInfo
+	4,  // 63: slotd.v1.SlotService.Turn:input_type -> slotd.v1.TurnRequest
+	15, // 64: slotd.v1.SlotService.GetSession:input_type -> slotd.v1.GetSessionRequest
+	17, // 65: slotd.v1.SlotService.ResetSession:input_type -> slotd.v1.ResetSessionRequest
+	20, // 66: slotd.v1.SlotService.CompleteSession:input_type -> slotd.v1.CompleteSessionRequest
+	37, // 67: slotd.v1.SlotService.ListContracts:input_type -> slotd.v1.ListContractsRequest
+	22, // 68: slotd.v1.SlotService.GetToolSchema:input_type -> slotd.v1.GetToolSchemaRequest
+	24, // 69: slotd.v1.AdminService.ListSessions:input_type -> slotd.v1.ListSessionsRequest
+	27, // 70: slotd.v1.AdminService.ResetStaleSessions:input_type -> slotd.v1.ResetStaleSessionsRequest
+	33, // 71: slotd.v1.AdminService.GetSessionHistory:input_type -> slotd.v1.GetSessionHistoryRequest
+	29, // 72: slotd.v1.AdminService.PurgeSessions:input_type -> slotd.v1.PurgeSessionsRequest
+	31, // 73: slotd.v1.AdminService.EraseConversation:input_type -> slotd.v1.EraseConversationRequest
+	6,  // 74: slotd.v1.SlotService.Turn:output_type -> slotd.v1.TurnResponse
+	16, // 75: slotd.v1.SlotService.GetSession:output_type -> slotd.v1.GetSessionResponse
+	18, // 76: slotd.v1.SlotService.ResetSession:output_type -> slotd.v1.ResetSessionResponse
+	21, // 77: slotd.v1.SlotService.CompleteSession:output_type -> slotd.v1.CompleteSessionResponse
+	38, // 78: slotd.v1.SlotService.ListContracts:output_type -> slotd.v1.ListContractsResponse
+	23, // 79: slotd.v1.SlotService.GetToolSchema:output_type -> slotd.v1.GetToolSchemaResponse
+	26, // 80: slotd.v1.AdminService.ListSessions:output_type -> slotd.v1.ListSessionsResponse
+	28, // 81: slotd.v1.AdminService.ResetStaleSessions:output_type -> slotd.v1.ResetStaleSessionsResponse
+	36, // 82: slotd.v1.AdminService.GetSessionHistory:output_type -> slotd.v1.GetSessionHistoryResponse
+	30, // 83: slotd.v1.AdminService.PurgeSessions:output_type -> slotd.v1.PurgeSessionsResponse
+	32, // 84: slotd.v1.AdminService.EraseConversation:output_type -> slotd.v1.EraseConversationResponse
+	74, // [74:85] is the sub-list for method output_type
+	63, // [63:74] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_slotd_v1_slotd_proto_init() }

@@ -2219,6 +2219,16 @@ func (m *HistoryTurn) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.Answer != nil {
+		size, err := m.Answer.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+		i--
+		dAtA[i] = 0x4a
+	}
 	if len(m.ReplayedAt) > 0 {
 		for iNdEx := len(m.ReplayedAt) - 1; iNdEx >= 0; iNdEx-- {
 			size, err := (*timestamppb.Timestamp)(m.ReplayedAt[iNdEx]).MarshalToSizedBufferVT(dAtA[:i])
@@ -3518,6 +3528,10 @@ func (m *HistoryTurn) SizeVT() (n int) {
 			l = (*timestamppb.Timestamp)(e).SizeVT()
 			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 		}
+	}
+	if m.Answer != nil {
+		l = m.Answer.SizeVT()
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
 	return n
