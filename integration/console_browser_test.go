@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -460,9 +461,30 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
+	const selsJS = `[...document.querySelectorAll('input[name="sel"]')].map(b => b.value)`
+	var pagesSeen [][]string
 	err = chromedp.Run(ctx,
 		chromedp.Navigate(base+"/console/"), chromedp.WaitVisible("#turns", chromedp.ByID), check("cards-overview"),
-		chromedp.Navigate(base+"/console/sessions?prefix=cards-"), chromedp.WaitVisible("#reset", chromedp.ByID), check("cards-sessions"),
+		// The sessions of the prefix, three a page: paged through by
+		// the next link.
+		chromedp.Navigate(base+"/console/sessions?prefix=cards-&size=3"), chromedp.WaitVisible("#reset", chromedp.ByID), check("cards-sessions"),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			for range 20 {
+				var rows []string
+				var more bool
+				if err := chromedp.Evaluate(selsJS, &rows).Do(ctx); err != nil {
+					return err
+				}
+				pagesSeen = append(pagesSeen, rows)
+				if err := chromedp.Evaluate(`document.getElementById("next") !== null`, &more).Do(ctx); err != nil || !more {
+					return err
+				}
+				if err := chromedp.Run(ctx, tabTo("#next"), left("\r"), chromedp.WaitVisible("#reset", chromedp.ByID)); err != nil {
+					return err
+				}
+			}
+			return fmt.Errorf("the next links go on past 20 pages")
+		}),
 		chromedp.Navigate(base+"/console/story?tenant=bank&conversation=cards-0"), chromedp.WaitVisible("#steps", chromedp.ByID), check("cards-story-0"),
 		chromedp.Navigate(base+"/console/story?tenant=bank&conversation=cards-1"), chromedp.WaitVisible("#steps", chromedp.ByID), check("cards-story-1"),
 		chromedp.Navigate(base+"/console/story?tenant=bank&conversation=cards-2"), chromedp.WaitVisible("#steps", chromedp.ByID), check("cards-story-2"),
@@ -470,6 +492,43 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 	if err != nil {
 		t.Fatalf("browser, after the card spellings: %v", err)
+	}
+	// Every session of the prefix once, as the admin API lists them, and
+	// every conversation's.
+	req, _ = http.NewRequest(http.MethodGet, base+"/v1/admin/sessions?page_size=200&conversation_prefix=cards-", nil)
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cards struct {
+		Sessions []struct {
+			Tenant  string
+			Session struct {
+				ID             string `json:"id"`
+				ConversationID string `json:"conversation_id"`
+			}
+		}
+	}
+	err = json.NewDecoder(resp.Body).Decode(&cards)
+	resp.Body.Close()
+	var want, seen, convs []string
+	for _, c := range cards.Sessions {
+		want = append(want, c.Tenant+"/"+c.Session.ID)
+		convs = append(convs, c.Session.ConversationID)
+	}
+	for _, page := range pagesSeen {
+		if len(page) > 3 {
+			t.Errorf("a page of three shows %d sessions", len(page))
+		}
+		seen = append(seen, page...)
+	}
+	slices.Sort(want)
+	slices.Sort(seen)
+	if err != nil || len(pagesSeen) < 2 || !slices.Equal(seen, want) ||
+		!slices.Equal(slices.Compact(slices.Sorted(slices.Values(convs))), []string{"cards-0", "cards-1", "cards-2", "cards-3"}) {
+		t.Errorf("paged three at a time, the prefix cards- showed %d sessions over %d pages; the admin API lists %d of the conversations %q (%v)",
+			len(seen), len(pagesSeen), len(want), slices.Compact(slices.Sorted(slices.Values(convs))), err)
 	}
 	for name, html := range pages {
 		if l := leaks(html); len(l) > 0 {

@@ -11,6 +11,8 @@ func init() {
 }
 
 var consoleEnglish = map[string]string{
+	"console.per_page":                "Per page",
+	"console.bad_size":                "Per page is a number from 1 to 200.",
 	"console.resumed":                 "Came back to this session, parked while other tools were used.",
 	"console.asked":                   "Asked:",
 	"console.parked":                  "Parked meanwhile:",
@@ -154,6 +156,8 @@ var consoleEnglish = map[string]string{
 }
 
 var consoleRussian = map[string]string{
+	"console.per_page":                "На странице",
+	"console.bad_size":                "На странице — число от 1 до 200.",
 	"console.resumed":                 "Возврат к этой сессии, отложенной, пока работали другие инструменты.",
 	"console.asked":                   "Спросили:",
 	"console.parked":                  "Отложены тем временем:",
@@ -297,6 +301,8 @@ var consoleRussian = map[string]string{
 }
 
 var consoleUkrainian = map[string]string{
+	"console.per_page":                "На сторінці",
+	"console.bad_size":                "На сторінці — число від 1 до 200.",
 	"console.resumed":                 "Повернення до цієї сесії, відкладеної, поки працювали інші інструменти.",
 	"console.asked":                   "Запитали:",
 	"console.parked":                  "Відкладено тим часом:",

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -170,12 +171,14 @@ func (c *Console) toolRows(r *http.Request, p *page) (rows []toolRow, expiring i
 // filter is the sessions list's query.
 type filter struct {
 	Tenant, Tool, Status, Stale, Prefix, Page, Sort string
+	// Size is the rows a page shows; the configured page size when "".
+	Size string
 }
 
 func (f filter) query(page string) string {
 	v := url.Values{}
 	for k, s := range map[string]string{"tenant": f.Tenant, "tool": f.Tool, "status": f.Status, "stale": f.Stale,
-		"prefix": f.Prefix, "sort": f.Sort, "page": page} {
+		"prefix": f.Prefix, "sort": f.Sort, "size": f.Size, "page": page} {
 		if s != "" {
 			v.Set(k, s)
 		}
@@ -225,7 +228,7 @@ func statusName(s slotdv1.SessionStatus) string {
 func (c *Console) sessions(w http.ResponseWriter, r *http.Request, p *page) {
 	q := r.URL.Query()
 	f := filter{Tenant: q.Get("tenant"), Tool: q.Get("tool"), Status: q.Get("status"), Stale: q.Get("stale"),
-		Prefix: q.Get("prefix"), Page: q.Get("page"), Sort: q.Get("sort")}
+		Prefix: q.Get("prefix"), Page: q.Get("page"), Sort: q.Get("sort"), Size: q.Get("size")}
 	d := sessionsData{Filter: f, Tools: c.cfg.Engine.Contracts().Names()}
 	for i := int32(1); i < int32(len(slotdv1.SessionStatus_name)); i++ {
 		d.Statuses = append(d.Statuses, statusName(slotdv1.SessionStatus(i)))
@@ -241,6 +244,15 @@ func (c *Console) sessions(w http.ResponseWriter, r *http.Request, p *page) {
 			return
 		}
 		req.Status = slotdv1.SessionStatus(v)
+	}
+	if f.Size != "" {
+		n, err := strconv.Atoi(f.Size)
+		if err != nil || n < 1 || n > session.MaxLimit {
+			p.Error = "console.bad_size"
+			c.render(w, r, http.StatusBadRequest, "sessions", p)
+			return
+		}
+		req.PageSize = int32(n)
 	}
 	if f.Stale != "" {
 		dur, err := time.ParseDuration(f.Stale)

@@ -94,6 +94,9 @@ func TestSessionsFilters(t *testing.T) {
 		{"prefix=" + url.QueryEscape("<script>"), []string{"beta"}, 1},
 		{"prefix=acme-conv-", []string{"acme", "acme", "acme", "acme"}, 2},
 		{"prefix=beta&tenant=beta", []string{"beta"}, 1},
+		// Rows per page chosen in the filter, kept on the next link.
+		{"prefix=acme-conv-&size=1", []string{"acme", "acme", "acme", "acme"}, 4},
+		{"size=200", []string{"acme", "acme", "acme", "acme", "beta", "beta"}, 1},
 		{"tenant=nobody", nil, 1},
 	} {
 		got, pages := rows(tc.query)
@@ -102,7 +105,7 @@ func TestSessionsFilters(t *testing.T) {
 			t.Errorf("sessions?%s: tenants %v over %d pages, want %v over %d", tc.query, got, pages, tc.want, tc.pages)
 		}
 	}
-	for _, bad := range []string{"status=sleeping", "stale=-5m", "stale=forever", "page=not-a-token", "tenant=" + url.QueryEscape("a\x00b")} {
+	for _, bad := range []string{"size=0", "size=201", "size=ten", "size=-1", "status=sleeping", "stale=-5m", "stale=forever", "page=not-a-token", "tenant=" + url.QueryEscape("a\x00b")} {
 		resp, body := get(t, c, srv.URL+"/console/sessions?"+bad)
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `role="alert"`) {
 			t.Errorf("sessions?%s: %d, want 400 with the reason shown\n%s", bad, resp.StatusCode, body)
