@@ -11,6 +11,7 @@ func init() {
 }
 
 var consoleEnglish = map[string]string{
+	"console.slot_texts":              "Label and question",
 	"console.per_page":                "Per page",
 	"console.bad_size":                "Per page is a number from 1 to 200.",
 	"console.resumed":                 "Came back to this session, parked while other tools were used.",
@@ -156,6 +157,7 @@ var consoleEnglish = map[string]string{
 }
 
 var consoleRussian = map[string]string{
+	"console.slot_texts":              "Название и вопрос",
 	"console.per_page":                "На странице",
 	"console.bad_size":                "На странице — число от 1 до 200.",
 	"console.resumed":                 "Возврат к этой сессии, отложенной, пока работали другие инструменты.",
@@ -301,6 +303,7 @@ var consoleRussian = map[string]string{
 }
 
 var consoleUkrainian = map[string]string{
+	"console.slot_texts":              "Назва й питання",
 	"console.per_page":                "На сторінці",
 	"console.bad_size":                "На сторінці — число від 1 до 200.",
 	"console.resumed":                 "Повернення до цієї сесії, відкладеної, поки працювали інші інструменти.",

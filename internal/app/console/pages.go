@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/contract"
 	"github.com/slotd/slotd/contract/provider"
 	"github.com/slotd/slotd/internal/api"
 	"github.com/slotd/slotd/internal/session"
@@ -565,7 +566,13 @@ func (c *Console) erase(w http.ResponseWriter, r *http.Request, p *page) {
 type propertyRow struct {
 	Name, Type, Format, Enum, Normalize string
 	Required, Irreversible, Sensitive   bool
+	// Texts are the slot's label and question in each language.
+	Texts []slotText
 }
+
+// slotText is how a slot is named and asked for in one language; From is
+// the language the question came from when the contract lacks this one.
+type slotText struct{ Lang, Label, Ask, From string }
 
 type contractRow struct {
 	Name, Version, Description string
@@ -587,6 +594,20 @@ type contractsData struct {
 	Failed string
 }
 
+// slotTexts are pr's label and question in English, Russian and Ukrainian.
+func slotTexts(pr *contract.Property) []slotText {
+	var out []slotText
+	for _, l := range []string{"en", "ru", "uk"} {
+		ask, found := pr.AskIn(l, "")
+		st := slotText{Lang: l, Label: pr.Label(l, ""), Ask: ask}
+		if ask != "" && found != l {
+			st.From = found
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
 func (c *Console) contracts(w http.ResponseWriter, r *http.Request, p *page) {
 	var d contractsData
 	all := c.cfg.Engine.Contracts().All()
@@ -602,7 +623,8 @@ func (c *Console) contracts(w http.ResponseWriter, r *http.Request, p *page) {
 		for _, pr := range ct.Properties {
 			row.Properties = append(row.Properties, propertyRow{Name: pr.Name, Type: pr.Type, Format: pr.Format,
 				Enum: strings.Join(pr.Enum, ", "), Normalize: strings.Join(pr.Normalize, ", "),
-				Required: slices.Contains(ct.Required, pr.Name), Irreversible: pr.Irreversible, Sensitive: pr.Sensitive})
+				Required: slices.Contains(ct.Required, pr.Name), Irreversible: pr.Irreversible, Sensitive: pr.Sensitive,
+				Texts: slotTexts(pr)})
 		}
 		d.Contracts = append(d.Contracts, row)
 	}

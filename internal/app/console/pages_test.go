@@ -589,6 +589,10 @@ func TestContractsLintAndCost(t *testing.T) {
 	if !strings.Contains(body, `id="cost-total"`) {
 		t.Errorf("no total cost")
 	}
+	// Each slot's label and question in every language.
+	if !strings.Contains(clean, `<dt>ru</dt><dd lang="ru">карта — <q>`) || !strings.Contains(clean, `<dt>uk</dt><dd lang="uk">картка — <q>`) {
+		t.Errorf("the card slot's Russian and Ukrainian label and question are not shown:\n%s", clean)
+	}
 	// Each contract links to the playground with its tool picked.
 	for _, tool := range []string{"bank.check_balance", "bank.check_note"} {
 		m := regexp.MustCompile(`<a class="try" href="([^"]+)">`).FindStringSubmatch(section(tool))
