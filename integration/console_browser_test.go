@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +21,7 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/slotd/slotd/internal/testkit/dbtest"
 )
@@ -25,10 +30,17 @@ import (
 const chromiumPath = "/usr/bin/chromium"
 
 // TestConsoleInBrowser drives chromium through the ops console of a slotd
-// on Postgres: sign in with the admin key (a tenant's key refused first),
-// open the sessions, reset one with its confirmation. The browser reports
-// no error, CSP violations included, on any page.
+// on Postgres. The main flow is by keyboard alone (Tab, Enter and Space,
+// no mouse): sign in with the admin key (a tenant's key refused first),
+// check the overview's figures against the turns sent, skip to the
+// content, filter the sessions by a conversation id prefix, reset one from
+// the list, open the other's story and reset it there, each with its
+// confirmation; every element Tab reaches shows a focus outline. The
+// browser reports no error, CSP violations included, on any page.
 func TestConsoleInBrowser(t *testing.T) {
+	// Its own slotd, database and chromium: nothing shared with the other
+	// tests.
+	t.Parallel()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("the console's browser test needs Debian's chromium at %s (apt-get install -y chromium): %v", chromiumPath, err)
 	}
@@ -44,22 +56,36 @@ func TestConsoleInBrowser(t *testing.T) {
 		  "arguments":{"card_last4":"•• 4417","operation_date":"вчера","amount":"1 200,50 ₽"}}`,
 		`{"conversation_id":"chat-42","tool":"bank.open_dispute","turn_id":"chat-42/2","locale":"ru","time_zone":"Europe/Moscow",
 		  "arguments":{"amount":"1 250 ₽","reason":"duplicate"}}`,
+		// A reason outside the list (refused, the allowed values
+		// given) and the date corrected.
+		`{"conversation_id":"chat-42","tool":"bank.open_dispute","turn_id":"chat-42/3","locale":"ru","time_zone":"Europe/Moscow",
+		  "arguments":{"reason":"chargeback","operation_date":"позавчера"}}`,
 	}
 	// The client retries the dispute's first turn: a replay, recorded.
+	replay := len(turns)
 	turns = append(turns, turns[1])
 	for i, conv := range []string{"browser-a", "browser-b"} {
 		turns = append(turns, fmt.Sprintf(`{"conversation_id":%q,"tool":"bank.open_dispute","turn_id":"t%d","arguments":{"reason":"fraud"}}`, conv, i))
 	}
-	for _, body := range turns {
+	// sent is the turns applied by tool and action ("bank.open_dispute
+	// ask"), as the overview should count them: the replay is not one.
+	sent := map[string]int{}
+	for i, body := range turns {
 		req, _ := http.NewRequest(http.MethodPost, base+"/v1/turn", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+bankKey)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
+		var in struct{ Tool string }
+		var out struct{ Action string }
+		err = json.NewDecoder(resp.Body).Decode(&out)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("turn %s: %d", body, resp.StatusCode)
+		if resp.StatusCode != http.StatusOK || err != nil || json.Unmarshal([]byte(body), &in) != nil {
+			t.Fatalf("turn %s: %d, %v", body, resp.StatusCode, err)
+		}
+		if i != replay {
+			sent[in.Tool+" "+strings.ToLower(strings.TrimPrefix(out.Action, "ACTION_"))]++
 		}
 	}
 
@@ -146,10 +172,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	var refused, confirm, done, status, story, dispute, tools string
 	var playActions [3]string
-	// sent clicks sel, which posts the playground's form, and waits for the
-	// page the post answers with: the page it left is marked, so that its
-	// own #answer is never taken for the new one's.
-	sent := func(sel string) chromedp.Action {
+	// posted clicks sel, which posts the playground's form, and waits for
+	// the page the post answers with: the page it left is marked, so that
+	// its own #answer is never taken for the new one's.
+	posted := func(sel string) chromedp.Action {
 		return chromedp.Tasks{
 			chromedp.Evaluate(`document.body.insertAdjacentHTML("beforeend", '<i id="slotd-left" hidden></i>')`, nil),
 			chromedp.Click(sel, chromedp.ByID),
@@ -157,39 +183,137 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	}
 
-	var rows []*cdp.Node
+	// The keyboard: focused checks the element that has the focus; left
+	// presses a key there and waits for the page it leads to (the page
+	// left is marked, as in posted); tabTo presses Tab until sel has the
+	// focus, and notes each element on the way that shows no outline.
+	focused := func(sel string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			var ok bool
+			if err := chromedp.Evaluate(fmt.Sprintf(`document.activeElement !== null && document.activeElement.matches(%q)`, sel), &ok).Do(ctx); err != nil {
+				return err
+			}
+			if !ok {
+				var at string
+				_ = chromedp.Evaluate(`document.activeElement ? document.activeElement.outerHTML.slice(0, 120) : "nothing"`, &at).Do(ctx)
+				return fmt.Errorf("the focus is on %s, want %s", at, sel)
+			}
+			return nil
+		})
+	}
+	left := func(key string) chromedp.Action {
+		return chromedp.Tasks{
+			chromedp.Evaluate(`document.body.insertAdjacentHTML("beforeend", '<i id="slotd-left" hidden></i>')`, nil),
+			chromedp.KeyEvent(key),
+			chromedp.WaitNotPresent("#slotd-left", chromedp.ByID),
+			chromedp.WaitReady("main", chromedp.ByQuery),
+		}
+	}
+	var unoutlined []string
+	tabTo := func(sel string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			for range 300 {
+				if err := chromedp.KeyEvent(kb.Tab).Do(ctx); err != nil {
+					return err
+				}
+				var at struct {
+					Match, Outlined bool
+					HTML            string
+				}
+				if err := chromedp.Evaluate(fmt.Sprintf(`(() => { const e = document.activeElement, s = getComputedStyle(e);
+					return {Match: e.matches(%q), Outlined: s.outlineStyle !== "none" && parseFloat(s.outlineWidth) >= 2,
+						HTML: e.outerHTML.slice(0, 120)}; })()`, sel), &at).Do(ctx); err != nil {
+					return err
+				}
+				if !at.Outlined {
+					unoutlined = append(unoutlined, at.HTML)
+				}
+				if at.Match {
+					return nil
+				}
+			}
+			return fmt.Errorf("Tab never reaches %s", sel)
+		})
+	}
+	var skipVisible bool
+	var filtered, activeLeft []*cdp.Node
+	var confirmStory, doneStory, pickedTool string
+	type row struct{ Tool, Action, Turns string }
+	var toolActions, actionBars []row
+	var perMinute, perHour int
 	err = chromedp.Run(ctx,
 		cdplog.Enable(),
 		chromedp.Navigate(base+"/console/"),
 		chromedp.WaitVisible("#key", chromedp.ByID),
 		check("signin"),
-		// A tenant's key is refused.
-		chromedp.SendKeys("#key", bankKey, chromedp.ByID),
-		chromedp.Click("#signin", chromedp.ByID),
+		// A tenant's key is refused; the key field has the focus on
+		// arrival, so the keys are typed into it.
+		focused("#key"),
+		chromedp.KeyEvent(bankKey),
+		left("\r"),
 		chromedp.WaitVisible(`p[role="alert"]`, chromedp.ByQuery),
 		chromedp.Text(`p[role="alert"]`, &refused, chromedp.ByQuery),
-		// The admin key opens the console, by keyboard alone.
-		chromedp.SendKeys("#key", adminKey+"\r", chromedp.ByID),
+		// The admin key opens the console.
+		focused("#key"),
+		chromedp.KeyEvent(adminKey),
+		left("\r"),
 		chromedp.WaitVisible("#turns", chromedp.ByID),
 		chromedp.Text("#tools", &tools, chromedp.ByID),
+		chromedp.Evaluate(`[...document.querySelectorAll("#tool-actions tbody tr")].map(r => ({Tool: r.dataset.tool, Action: r.dataset.action, Turns: r.dataset.turns}))`, &toolActions),
+		chromedp.Evaluate(`[...document.querySelectorAll("#per-minute rect")].reduce((n, r) => n + Number(r.dataset.turns), 0)`, &perMinute),
+		chromedp.Evaluate(`[...document.querySelectorAll("#per-hour rect")].reduce((n, r) => n + Number(r.dataset.turns), 0)`, &perHour),
+		chromedp.Evaluate(`[...document.querySelectorAll("#actions rect")].map(r => ({Action: r.dataset.action, Turns: r.dataset.turns}))`, &actionBars),
 		check("overview"),
-		chromedp.Click(`a[href="/console/sessions"]`, chromedp.ByQuery),
+		tabTo(`header nav a[href="/console/sessions"]`),
+		left("\r"),
 		chromedp.WaitVisible("#reset", chromedp.ByID),
-		chromedp.Nodes(`input[name="sel"]`, &rows, chromedp.ByQueryAll),
 		check("sessions"),
-		chromedp.Click(`input[name="sel"]`, chromedp.ByQuery),
-		chromedp.Click("#reset", chromedp.ByID),
+		// The first Tab reaches the skip link, shown while it has the
+		// focus; Enter moves the focus to the content, past the header.
+		tabTo("a.skip"),
+		chromedp.Evaluate(`document.activeElement.getBoundingClientRect().top >= 0`, &skipVisible),
+		chromedp.KeyEvent("\r"),
+		focused("main"),
+		tabTo(`input[name="prefix"]`),
+		chromedp.KeyEvent("browser-"),
+		left("\r"),
+		chromedp.WaitVisible("#reset", chromedp.ByID),
+		chromedp.Nodes(`input[name="sel"]`, &filtered, chromedp.ByQueryAll),
+		// Reset one from the list: Space ticks its box.
+		tabTo(`input[name="sel"]`),
+		chromedp.KeyEvent(" "),
+		tabTo("#reset"),
+		left("\r"),
 		chromedp.WaitVisible("#confirm", chromedp.ByID),
 		chromedp.Text("#confirm-text", &confirm, chromedp.ByID),
 		check("confirm"),
-		chromedp.Click("#confirm", chromedp.ByID),
+		tabTo("#confirm"),
+		left("\r"),
 		chromedp.WaitVisible("#done", chromedp.ByID),
 		chromedp.Text("#done", &done, chromedp.ByID),
+		// Back to the filtered list; the other conversation's story, and
+		// its reset from there.
+		tabTo(`main a[href^="/console/sessions?"]`),
+		left("\r"),
+		chromedp.WaitVisible("#reset", chromedp.ByID),
+		chromedp.Nodes(`tr[data-status="active"] input[name="sel"]`, &activeLeft, chromedp.ByQueryAll),
+		tabTo(`tr[data-status="active"] a`),
+		left("\r"),
+		chromedp.WaitVisible("#steps", chromedp.ByID),
+		tabTo("#reset-one"),
+		left("\r"),
+		chromedp.WaitVisible("#confirm", chromedp.ByID),
+		chromedp.Text("#confirm-text", &confirmStory, chromedp.ByID),
+		tabTo("#confirm"),
+		left("\r"),
+		chromedp.WaitVisible("#done", chromedp.ByID),
+		chromedp.Text("#done", &doneStory, chromedp.ByID),
 		chromedp.Navigate(base+"/console/sessions?status=reset"),
 		chromedp.WaitVisible("#reset", chromedp.ByID),
 		chromedp.Text("table.list tbody", &status, chromedp.ByQuery),
-		// The reset session's story: its turn, and the slot cleared.
-		chromedp.Click(`table.list tbody a`, chromedp.ByQuery),
+		// A reset session's story: its turn, and the slot cleared.
+		tabTo(`table.list tbody a`),
+		left("\r"),
 		chromedp.WaitVisible("#steps", chromedp.ByID),
 		chromedp.Text("#steps", &story, chromedp.ByID),
 		check("story"),
@@ -200,21 +324,23 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Navigate(base+"/console/contracts"),
 		chromedp.WaitVisible("#bank\\.open_dispute", chromedp.ByQuery),
 		check("contracts"),
-		// A playground dialogue to READY.
-		chromedp.Navigate(base+"/console/playground?tool=bank.open_dispute"),
+		// A playground dialogue to READY, from the contract's link.
+		tabTo(`#bank\.open_dispute a.try`),
+		left("\r"),
 		chromedp.WaitVisible("#arguments", chromedp.ByID),
+		chromedp.Value("#tool", &pickedTool, chromedp.ByID),
 		check("playground"),
 		chromedp.SetValue("#arguments", `{"card_last4": "•• 4417", "operation_date": "2026-01-10"}`, chromedp.ByID),
-		sent("#send"),
+		posted("#send"),
 		chromedp.WaitVisible("#answer", chromedp.ByID),
 		chromedp.Text("#play-action", &playActions[0], chromedp.ByID),
 		chromedp.SetValue("#arguments", `{"amount": "1 200,50 ₽", "reason": "fraud"}`, chromedp.ByID),
-		sent("#send"),
+		posted("#send"),
 		chromedp.WaitVisible("#answer", chromedp.ByID),
 		chromedp.Text("#play-action", &playActions[1], chromedp.ByID),
 		chromedp.SetValue("#arguments", `{}`, chromedp.ByID),
 		chromedp.Click("#confirm-yes", chromedp.ByID),
-		sent("#send"),
+		posted("#send"),
 		chromedp.WaitVisible("#answer", chromedp.ByID),
 		chromedp.Text("#play-action", &playActions[2], chromedp.ByID),
 		check("playground-ready"),
@@ -229,7 +355,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if !strings.Contains(tools, "bank.check_balance") || !strings.Contains(tools, "100.0%") {
 		t.Errorf("the overview's tools do not show the balance check's first-attempt validity:\n%s", tools)
 	}
-	if !strings.Contains(dispute, "Delivered again 1 time(s)") {
+	if !strings.Contains(dispute, "Replayed 1 time, last at ") {
 		t.Errorf("the dispute's story does not show the replay of chat-42/1:\n%s", dispute)
 	}
 	if !strings.Contains(refused, "tenant") {
@@ -238,22 +364,59 @@ func TestConsoleInBrowser(t *testing.T) {
 	if !strings.Contains(story, "filled") || !strings.Contains(story, "cleared") || !strings.Contains(story, `"fraud"`) {
 		t.Errorf("the story of the reset session does not show the slot filled, then cleared: %q", story)
 	}
-	for _, want := range []string{"4417", "waits for re-confirmation", `"1200.50"`, `"1250.00"`, "chat-42/2", "ask"} {
+	for _, want := range []string{"4417", "waits for re-confirmation", `"1200.50"`, `"1250.00"`, "chat-42/2", "ask",
+		"corrected", "refused", "chat-42/3", "Asked:"} {
 		if !strings.Contains(dispute, want) {
 			t.Errorf("the dispute's story does not show %q:\n%s", want, dispute)
 		}
 	}
-	if len(rows) != 4 {
-		t.Errorf("the sessions page lists %d sessions, want 4", len(rows))
+	if len(filtered) != 2 || len(activeLeft) != 1 {
+		t.Errorf("the sessions of the prefix browser- are %d, %d active after a reset; want 2, 1", len(filtered), len(activeLeft))
 	}
-	if !strings.Contains(confirm, "Reset 1 session(s) of the tenants: bank?") {
-		t.Errorf("confirmation: %q", confirm)
+	for _, c := range []string{confirm, confirmStory} {
+		if !strings.Contains(c, "Reset 1 session(s) of the tenants: bank?") {
+			t.Errorf("confirmation: %q", c)
+		}
 	}
-	if !strings.Contains(done, "Sessions reset: 1.") {
-		t.Errorf("after the reset: %q", done)
+	for _, d := range []string{done, doneStory} {
+		if !strings.Contains(d, "Sessions reset: 1.") {
+			t.Errorf("after the reset: %q", d)
+		}
 	}
-	if strings.Count(status, "browser-") != 1 {
-		t.Errorf("sessions with status reset: %q, want one", status)
+	if strings.Count(status, "browser-") != 2 {
+		t.Errorf("sessions with status reset: %q, want both of the prefix browser-", status)
+	}
+	if !skipVisible {
+		t.Errorf("the skip link is not shown when it has the focus")
+	}
+	if len(unoutlined) > 0 {
+		t.Errorf("elements Tab reached without a visible focus outline: %q", unoutlined)
+	}
+	if pickedTool != "bank.open_dispute" {
+		t.Errorf("the contract's playground link picks %q, want bank.open_dispute", pickedTool)
+	}
+	// The overview counts the turns this test sent, by tool and action,
+	// in its table and its action chart.
+	shown, bars, byAction := map[string]int{}, map[string]int{}, map[string]int{}
+	for _, r := range toolActions {
+		n, _ := strconv.Atoi(r.Turns)
+		shown[r.Tool+" "+r.Action] = n
+	}
+	for _, r := range actionBars {
+		bars[r.Action], _ = strconv.Atoi(r.Turns)
+	}
+	for k, n := range sent {
+		byAction[k[strings.IndexByte(k, ' ')+1:]] += n
+	}
+	total := 0
+	for _, n := range sent {
+		total += n
+	}
+	if perMinute != total || perHour != total {
+		t.Errorf("the overview's charts count %d turns per minute and %d per hour, want the %d the test sent", perMinute, perHour, total)
+	}
+	if !maps.Equal(shown, sent) || !maps.Equal(bars, byAction) {
+		t.Errorf("the overview counts turns by tool and action %v and by action %v; the test sent %v, by action %v", shown, bars, sent, byAction)
 	}
 	// Checked through the admin API too.
 	req, _ := http.NewRequest(http.MethodGet, base+"/v1/admin/sessions?status=SESSION_STATUS_RESET", nil)
@@ -266,8 +429,24 @@ func TestConsoleInBrowser(t *testing.T) {
 	var list struct {
 		Sessions []json.RawMessage `json:"sessions"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Sessions) != 1 {
-		t.Errorf("the admin API lists %d reset sessions (%v), want 1", len(list.Sessions), err)
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Sessions) != 2 {
+		t.Errorf("the admin API lists %d reset sessions (%v), want 2", len(list.Sessions), err)
+	}
+	// The HTTP gateway takes the conversation id prefix as a query
+	// parameter, literally: "browser_" is no wildcard for "browser-".
+	for prefix, want := range map[string]int{"browser-": 2, "browser_": 0} {
+		req, _ := http.NewRequest(http.MethodGet, base+"/v1/admin/sessions?conversation_prefix="+url.QueryEscape(prefix), nil)
+		req.Header.Set("Authorization", "Bearer "+adminKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list.Sessions = nil
+		err = json.NewDecoder(resp.Body).Decode(&list)
+		resp.Body.Close()
+		if err != nil || len(list.Sessions) != want {
+			t.Errorf("the admin API lists %d sessions of the prefix %q (%v), want %d", len(list.Sessions), prefix, err, want)
+		}
 	}
 	// The PAN test's spellings sent, then every page scanned: no card
 	// number in any.
@@ -282,9 +461,30 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
+	const selsJS = `[...document.querySelectorAll('input[name="sel"]')].map(b => b.value)`
+	var pagesSeen [][]string
 	err = chromedp.Run(ctx,
 		chromedp.Navigate(base+"/console/"), chromedp.WaitVisible("#turns", chromedp.ByID), check("cards-overview"),
-		chromedp.Navigate(base+"/console/sessions?prefix=cards-"), chromedp.WaitVisible("#reset", chromedp.ByID), check("cards-sessions"),
+		// The sessions of the prefix, three a page: paged through by
+		// the next link.
+		chromedp.Navigate(base+"/console/sessions?prefix=cards-&size=3"), chromedp.WaitVisible("#reset", chromedp.ByID), check("cards-sessions"),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			for range 20 {
+				var rows []string
+				var more bool
+				if err := chromedp.Evaluate(selsJS, &rows).Do(ctx); err != nil {
+					return err
+				}
+				pagesSeen = append(pagesSeen, rows)
+				if err := chromedp.Evaluate(`document.getElementById("next") !== null`, &more).Do(ctx); err != nil || !more {
+					return err
+				}
+				if err := chromedp.Run(ctx, tabTo("#next"), left("\r"), chromedp.WaitVisible("#reset", chromedp.ByID)); err != nil {
+					return err
+				}
+			}
+			return fmt.Errorf("the next links go on past 20 pages")
+		}),
 		chromedp.Navigate(base+"/console/story?tenant=bank&conversation=cards-0"), chromedp.WaitVisible("#steps", chromedp.ByID), check("cards-story-0"),
 		chromedp.Navigate(base+"/console/story?tenant=bank&conversation=cards-1"), chromedp.WaitVisible("#steps", chromedp.ByID), check("cards-story-1"),
 		chromedp.Navigate(base+"/console/story?tenant=bank&conversation=cards-2"), chromedp.WaitVisible("#steps", chromedp.ByID), check("cards-story-2"),
@@ -292,6 +492,43 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 	if err != nil {
 		t.Fatalf("browser, after the card spellings: %v", err)
+	}
+	// Every session of the prefix once, as the admin API lists them, and
+	// every conversation's.
+	req, _ = http.NewRequest(http.MethodGet, base+"/v1/admin/sessions?page_size=200&conversation_prefix=cards-", nil)
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cards struct {
+		Sessions []struct {
+			Tenant  string
+			Session struct {
+				ID             string `json:"id"`
+				ConversationID string `json:"conversation_id"`
+			}
+		}
+	}
+	err = json.NewDecoder(resp.Body).Decode(&cards)
+	resp.Body.Close()
+	var want, seen, convs []string
+	for _, c := range cards.Sessions {
+		want = append(want, c.Tenant+"/"+c.Session.ID)
+		convs = append(convs, c.Session.ConversationID)
+	}
+	for _, page := range pagesSeen {
+		if len(page) > 3 {
+			t.Errorf("a page of three shows %d sessions", len(page))
+		}
+		seen = append(seen, page...)
+	}
+	slices.Sort(want)
+	slices.Sort(seen)
+	if err != nil || len(pagesSeen) < 2 || !slices.Equal(seen, want) ||
+		!slices.Equal(slices.Compact(slices.Sorted(slices.Values(convs))), []string{"cards-0", "cards-1", "cards-2", "cards-3"}) {
+		t.Errorf("paged three at a time, the prefix cards- showed %d sessions over %d pages; the admin API lists %d of the conversations %q (%v)",
+			len(seen), len(pagesSeen), len(want), slices.Compact(slices.Sorted(slices.Values(convs))), err)
 	}
 	for name, html := range pages {
 		if l := leaks(html); len(l) > 0 {

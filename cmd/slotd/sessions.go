@@ -38,19 +38,21 @@ var sessionsList = &command{
 	summary: "list sessions by status, tool, tenant and idle time",
 	setup: func(fs *flags) runFunc {
 		a := addAdminFlags(fs)
-		var status, tool, tenant string
+		var status, tool, tenant, prefix, page string
 		var idle time.Duration
 		var limit int
 		fs.String(&status, "status", "SLOTD_SESSIONS_STATUS", "", "only sessions in this status: active, completed, abandoned, expired, reset or cancelled")
 		fs.String(&tool, "tool", "SLOTD_SESSIONS_TOOL", "", "only sessions of this tool")
 		fs.String(&tenant, "tenant", "SLOTD_SESSIONS_TENANT", "", "only sessions of this tenant")
+		fs.String(&prefix, "prefix", "SLOTD_SESSIONS_PREFIX", "", "only sessions whose conversation id starts with this (taken literally)")
+		fs.String(&page, "page", "SLOTD_SESSIONS_PAGE", "", "the page after this token (a previous listing's next page token)")
 		fs.Duration(&idle, "idle", "SLOTD_SESSIONS_IDLE", 0, "only sessions idle longer than this")
 		fs.Int(&limit, "limit", "SLOTD_SESSIONS_LIMIT", 50, "page size")
 		return func(ctx context.Context, c *cli, args []string) error {
 			if err := noArgs(args); err != nil {
 				return err
 			}
-			req := &slotdv1.ListSessionsRequest{Tool: tool, Tenant: tenant, PageSize: int32(limit)}
+			req := &slotdv1.ListSessionsRequest{Tool: tool, Tenant: tenant, ConversationPrefix: prefix, PageToken: page, PageSize: int32(limit)}
 			if status != "" {
 				v, ok := slotdv1.SessionStatus_value["SESSION_STATUS_"+strings.ToUpper(status)]
 				if !ok {
@@ -92,7 +94,7 @@ func printSessions(w io.Writer, r *slotdv1.ListSessionsResponse) error {
 			x.UpdatedAt.AsTime().Format(time.RFC3339))
 	}
 	if r.NextPageToken != "" {
-		fmt.Fprintf(tw, "(more: next page after %s)\n", r.NextPageToken)
+		fmt.Fprintf(tw, "(more: --page %s)\n", r.NextPageToken)
 	}
 	return tw.Flush()
 }

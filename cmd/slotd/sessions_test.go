@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -49,6 +51,25 @@ func TestSessionsCommands(t *testing.T) {
 	if out := run("list"); !strings.Contains(out, r.Session.Id) || !strings.Contains(out, "bank") || !strings.Contains(out, "active") {
 		t.Errorf("list:\n%s", out)
 	}
+	// A conversation id prefix is taken literally, and pages follow the
+	// token the previous page prints.
+	for i, conv := range []string{"50%-a", "500-b", "50%-c"} {
+		if _, err := slotdv1.NewSlotServiceClient(conn).Turn(tctx, &slotdv1.TurnRequest{ConversationId: conv, Tool: "travel.search_flights",
+			TurnId: fmt.Sprint(i), Arguments: args}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := run("list", "--prefix", "50%", "--limit", "1")
+	m := regexp.MustCompile(`\(more: --page (\S+)\)`).FindStringSubmatch(first)
+	if !strings.Contains(first, "50%-a") || strings.Contains(first, "500-b") || m == nil {
+		t.Fatalf("list --prefix 50%% --limit 1:\n%s", first)
+	}
+	env["SLOTD_SESSIONS_PREFIX"], env["SLOTD_SESSIONS_PAGE"] = "50%", m[1]
+	if out := run("list", "--limit", "1"); !strings.Contains(out, "50%-c") || strings.Contains(out, "50%-a") || strings.Contains(out, "500-b") {
+		t.Errorf("list with SLOTD_SESSIONS_PREFIX=50%% and the page token:\n%s", out)
+	}
+	delete(env, "SLOTD_SESSIONS_PREFIX")
+	delete(env, "SLOTD_SESSIONS_PAGE")
 	if out := run("reset-stale", "--idle", "1h", "--dry-run"); !strings.Contains(out, "would reset 1 sessions") {
 		t.Errorf("reset-stale --dry-run:\n%s", out)
 	}

@@ -54,7 +54,7 @@ var statusNames = func() map[slotdv1.SessionStatus]session.Status {
 // ListSessions implements slotd.v1.AdminService.
 func (a *AdminService) ListSessions(ctx context.Context, req *slotdv1.ListSessionsRequest) (*slotdv1.ListSessionsResponse, error) {
 	f := session.Filter{Tenant: req.GetTenant(), AnyTenant: req.GetTenant() == "", Tool: req.GetTool(),
-		After: req.GetPageToken(), Limit: int(req.GetPageSize())}
+		ConversationPrefix: req.GetConversationPrefix(), After: req.GetPageToken(), Limit: int(req.GetPageSize())}
 	if req.Status != slotdv1.SessionStatus_SESSION_STATUS_UNSPECIFIED {
 		f.Status = statusNames[req.Status]
 	}
@@ -149,7 +149,11 @@ func historyResponse(v session.View, h *session.History) (*slotdv1.GetSessionHis
 	out := &slotdv1.GetSessionHistoryResponse{Session: pb}
 	for _, t := range h.Turns {
 		ht := &slotdv1.HistoryTurn{TurnId: t.ID, Version: t.Version, Action: actionOf(clarify.Action(t.Action)), At: timestamppb.New(t.At),
-			ContractVersion: t.ContractVersion}
+			ContractVersion: t.ContractVersion, Replays: int32(t.Replays)}
+		for _, at := range t.ReplayedAt {
+			ht.ReplayedAt = append(ht.ReplayedAt, timestamppb.New(at))
+		}
+		ht.Answer = answerOf(t.Response)
 		var req map[string]any
 		if json.Unmarshal(t.Request, &req) == nil {
 			if ht.Request, err = structpb.NewStruct(req); err != nil {
@@ -198,4 +202,35 @@ func by(ctx context.Context) string {
 	}
 	// An embedder's context without a principal from the interceptor.
 	return "unnamed"
+}
+
+// storedAnswer is the part of a stored response (a session.Result, or a
+// completion's) that the history shows.
+type storedAnswer struct {
+	Action         clarify.Action        `json:"action"`
+	Question       *clarify.Question     `json:"question"`
+	IdempotencyKey string                `json:"idempotency_key"`
+	Problem        *problem.Problem      `json:"problem"`
+	Notice         string                `json:"notice"`
+	OpenSessions   []session.OpenSession `json:"open_sessions"`
+	Resumed        bool                  `json:"resumed"`
+}
+
+// answerOf is what a turn answered, from its stored response, without the
+// arguments and sessions; nil when the response cannot be read.
+func answerOf(response []byte) *slotdv1.TurnResponse {
+	var a storedAnswer
+	if len(response) == 0 || json.Unmarshal(response, &a) != nil {
+		return nil
+	}
+	out := &slotdv1.TurnResponse{Action: actionOf(a.Action), IdempotencyKey: a.IdempotencyKey,
+		Problem: responseProblem(a.Problem), Notice: a.Notice, Resumed: a.Resumed}
+	if q := a.Question; q != nil {
+		out.Question = &slotdv1.Question{Slot: q.Slot, Text: q.Text, AllowedValues: q.Allowed, Format: q.Format}
+	}
+	for _, o := range a.OpenSessions {
+		out.OpenSessions = append(out.OpenSessions, &slotdv1.OpenSession{Tool: o.Tool, SessionId: o.SessionID,
+			Missing: o.Missing, LastAction: actionOf(o.LastAction), UpdatedAt: timestamppb.New(o.UpdatedAt)})
+	}
+	return out
 }

@@ -232,6 +232,7 @@ var english = words{
 		"title.conflict":             "The call does not fit the state of the session",
 	},
 	nouns: map[string]noun{
+		"time":        {One: "time", Other: "times", Plural: "times"},
 		"attempt":     {One: "attempt", Other: "attempts", Plural: "attempts"},
 		"digit":       {One: "digit", Other: "digits", Plural: "digits"},
 		"upper":       {One: "capital Latin letter", Other: "capital Latin letters", Plural: "capital Latin letters"},

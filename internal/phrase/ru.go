@@ -232,6 +232,7 @@ var russian = words{
 		"title.conflict":             "Вызов не соответствует состоянию сессии",
 	},
 	nouns: map[string]noun{
+		"time":        {One: "раз", Few: "раза", Many: "раз", Plural: "разы"},
 		"attempt":     {One: "попытка", Few: "попытки", Many: "попыток", Plural: "попытки"},
 		"digit":       {One: "цифра", Few: "цифры", Many: "цифр", Plural: "цифры"},
 		"upper":       {One: "заглавная латинская буква", Few: "заглавные латинские буквы", Many: "заглавных латинских букв", Plural: "заглавные латинские буквы"},

@@ -232,6 +232,7 @@ var ukrainian = words{
 		"title.conflict":             "Виклик не відповідає стану сесії",
 	},
 	nouns: map[string]noun{
+		"time":        {One: "раз", Few: "рази", Many: "разів", Plural: "рази"},
 		"attempt":     {One: "спроба", Few: "спроби", Many: "спроб", Plural: "спроби"},
 		"digit":       {One: "цифра", Few: "цифри", Many: "цифр", Plural: "цифри"},
 		"upper":       {One: "велика латинська літера", Few: "великі латинські літери", Many: "великих латинських літер", Plural: "великі латинські літери"},

@@ -20,6 +20,10 @@ type Filter struct {
 	Status Status
 	// Tool limits to one tool; any when empty.
 	Tool string
+	// ConversationPrefix keeps sessions whose conversation id starts with
+	// it, byte for byte: no character in it is a wildcard. Only List
+	// reads it.
+	ConversationPrefix string
 	// IdleBefore keeps sessions whose last turn was before it.
 	IdleBefore time.Time
 	// EndedBefore keeps ended sessions that ended before it.
@@ -53,7 +57,7 @@ func (f Filter) Bounded() int {
 // names too long or with control characters, card numbers, a cursor that is
 // not a session id.
 func (f Filter) validate() error {
-	for _, x := range []struct{ field, v string }{{"tenant", f.Tenant}, {"tool", f.Tool}} {
+	for _, x := range []struct{ field, v string }{{"tenant", f.Tenant}, {"tool", f.Tool}, {"conversation_prefix", f.ConversationPrefix}} {
 		if !validID(x.v) || redact.HasCard(x.v) {
 			return problem.InvalidRequest(x.field, fmt.Sprintf("at most %d bytes of UTF-8 without control characters", maxIDLength))
 		}

@@ -77,6 +77,36 @@ func (s *sampler) minutes() []sample {
 	return out
 }
 
+// sofar is the turns since the last sample, at now: the minute under way,
+// so that the charts show turns before a minute has been sampled. None
+// before the first sample.
+func (s *sampler) sofar(now time.Time) (sample, bool) {
+	total := 0.0
+	for _, a := range s.actions() {
+		total += a.value
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.samples) == 0 || !now.After(s.samples[len(s.samples)-1].at) {
+		return sample{}, false
+	}
+	return sample{at: now, turns: max(0, total-s.samples[len(s.samples)-1].turns)}, true
+}
+
+// withSofar is the charts' minutes and hours with the minute under way
+// added at its end: a bar of its own, and counted in its hour.
+func withSofar(mins, hours []sample, cur sample) ([]sample, []sample) {
+	mins = append(mins, cur)
+	h := cur.at.Add(-time.Nanosecond).Truncate(time.Hour)
+	if n := len(hours); n > 0 && hours[n-1].at.Equal(h) {
+		hours = slices.Clone(hours)
+		hours[n-1].turns += cur.turns
+	} else {
+		hours = append(hours, sample{at: h, turns: cur.turns})
+	}
+	return mins[max(0, len(mins)-window):], hours[max(0, len(hours)-24):]
+}
+
 // perHour is the turns of each hour of the last day that has samples,
 // oldest first, each at the start of its hour.
 func (s *sampler) perHour() []sample {
@@ -186,6 +216,41 @@ func (s *sampler) actions() []counted {
 	}
 	slices.SortFunc(out, func(a, b counted) int {
 		return cmp.Or(cmp.Compare(b.value, a.value), cmp.Compare(a.label, b.label))
+	})
+	return out
+}
+
+// toolAction is the turns of one tool that answered one action.
+type toolAction struct {
+	Tool, Action string
+	Turns        float64
+}
+
+// toolActions is the turns by tool and action, from
+// slotd_turn_actions_total, by tool name and then action.
+func (s *sampler) toolActions() []toolAction {
+	var out []toolAction
+	for _, f := range s.families() {
+		if f.GetName() != actionsMetric {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var ta toolAction
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "tool":
+					ta.Tool = l.GetValue()
+				case "action":
+					ta.Action = strings.ToLower(l.GetValue())
+				}
+			}
+			if ta.Turns = m.GetCounter().GetValue(); ta.Turns > 0 {
+				out = append(out, ta)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b toolAction) int {
+		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Action, b.Action))
 	})
 	return out
 }

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -39,6 +40,12 @@ func TestSamplerFigures(t *testing.T) {
 	if len(got) != 2 || got[0] != (counted{"ask", 15}) || got[1] != (counted{"ready", 2}) {
 		t.Errorf("actions %v, want ask 15, ready 2", got)
 	}
+	// By tool and action, a series never counted left out.
+	actions.WithLabelValues("b", "REPAIR")
+	want := []toolAction{{"a", "ask", 12}, {"a", "ready", 2}, {"b", "ask", 3}}
+	if got := s.toolActions(); !slices.Equal(got, want) {
+		t.Errorf("by tool and action %v, want %v", got, want)
+	}
 	// 100 turns: the 99th is the one of 0.04 s, in the 0.05 s bucket.
 	if d, above := s.p99(); d != 50*time.Millisecond || above {
 		t.Errorf("p99 %v (above %v), want 50ms", d, above)
@@ -51,6 +58,19 @@ func TestSamplerFigures(t *testing.T) {
 	per := s.perMinute()
 	if len(per) != 2 || per[0].turns != 12 || per[1].turns != 5 {
 		t.Errorf("per minute %v, want 12 then 5", per)
+	}
+	// The minute under way: a bar of its own, counted in its hour.
+	actions.WithLabelValues("b", "ASK").Add(4)
+	if _, ok := s.sofar(start.Add(2 * time.Minute)); ok {
+		t.Errorf("a minute under way at the last sample's time")
+	}
+	cur, ok := s.sofar(start.Add(2*time.Minute + 20*time.Second))
+	if !ok || cur.turns != 4 {
+		t.Errorf("the minute under way: %v, %v; want 4 turns", cur, ok)
+	}
+	mins, hours := withSofar(s.perMinute(), s.perHour(), cur)
+	if len(mins) != 3 || mins[2].turns != 4 || len(hours) != 1 || hours[0].turns != 21 {
+		t.Errorf("with the minute under way: minutes %v, hours %v; want 12, 5, 4 in one hour of 21", mins, hours)
 	}
 	for i := range 2 * window {
 		s.sample(start.Add(time.Duration(3+i) * time.Minute))

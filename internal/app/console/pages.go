@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
+	"github.com/slotd/slotd/contract"
 	"github.com/slotd/slotd/contract/provider"
 	"github.com/slotd/slotd/internal/api"
 	"github.com/slotd/slotd/internal/session"
@@ -21,10 +23,6 @@ import (
 
 // DefaultPageSize is the sessions a page lists unless configured.
 const DefaultPageSize = 50
-
-// prefixPages bounds the admin API's pages one page of the sessions list
-// reads to find sessions of a conversation id prefix.
-const prefixPages = 20
 
 // bar is one bar of a chart, its geometry worked out here: the CSP allows
 // no inline style, and SVG attributes need none.
@@ -46,6 +44,9 @@ type overviewData struct {
 	ExpiringMore bool
 	ExpiringIn   string
 	Actions      []bar
+	// ToolActions are the turns by tool and action: the action chart's
+	// figures in a table.
+	ToolActions []toolAction
 	// ActionsHeight is the height of the action chart.
 	ActionsHeight int
 	P99           string
@@ -74,7 +75,11 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p *page) {
 			Width: int(a.value / top * (chartWidth - 200)), Height: 18})
 	}
 	d.ActionsHeight = len(acts) * 24
-	mins := c.turns.perMinute()
+	d.ToolActions = c.turns.toolActions()
+	mins, hours := c.turns.perMinute(), c.turns.perHour()
+	if cur, ok := c.turns.sofar(c.cfg.Clock()); ok {
+		mins, hours = withSofar(mins, hours, cur)
+	}
 	top = 1
 	for _, m := range mins {
 		top = max(top, m.turns)
@@ -85,7 +90,6 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p *page) {
 		d.PerMinute = append(d.PerMinute, bar{Label: m.at.UTC().Format("15:04"), Value: m.turns,
 			X: i * step, Y: chartHeight - h, Width: step - 1, Height: h})
 	}
-	hours := c.turns.perHour()
 	top = 1
 	for _, h := range hours {
 		top = max(top, h.turns)
@@ -168,12 +172,14 @@ func (c *Console) toolRows(r *http.Request, p *page) (rows []toolRow, expiring i
 // filter is the sessions list's query.
 type filter struct {
 	Tenant, Tool, Status, Stale, Prefix, Page, Sort string
+	// Size is the rows a page shows; the configured page size when "".
+	Size string
 }
 
 func (f filter) query(page string) string {
 	v := url.Values{}
 	for k, s := range map[string]string{"tenant": f.Tenant, "tool": f.Tool, "status": f.Status, "stale": f.Stale,
-		"prefix": f.Prefix, "sort": f.Sort, "page": page} {
+		"prefix": f.Prefix, "sort": f.Sort, "size": f.Size, "page": page} {
 		if s != "" {
 			v.Set(k, s)
 		}
@@ -223,12 +229,13 @@ func statusName(s slotdv1.SessionStatus) string {
 func (c *Console) sessions(w http.ResponseWriter, r *http.Request, p *page) {
 	q := r.URL.Query()
 	f := filter{Tenant: q.Get("tenant"), Tool: q.Get("tool"), Status: q.Get("status"), Stale: q.Get("stale"),
-		Prefix: q.Get("prefix"), Page: q.Get("page"), Sort: q.Get("sort")}
+		Prefix: q.Get("prefix"), Page: q.Get("page"), Sort: q.Get("sort"), Size: q.Get("size")}
 	d := sessionsData{Filter: f, Tools: c.cfg.Engine.Contracts().Names()}
 	for i := int32(1); i < int32(len(slotdv1.SessionStatus_name)); i++ {
 		d.Statuses = append(d.Statuses, statusName(slotdv1.SessionStatus(i)))
 	}
-	req := &slotdv1.ListSessionsRequest{Tenant: f.Tenant, Tool: f.Tool, PageSize: int32(c.cfg.PageSize), PageToken: f.Page}
+	req := &slotdv1.ListSessionsRequest{Tenant: f.Tenant, Tool: f.Tool, ConversationPrefix: f.Prefix,
+		PageSize: int32(c.cfg.PageSize), PageToken: f.Page}
 	p.Nav, p.Data = "sessions", &d
 	if f.Status != "" {
 		v, ok := slotdv1.SessionStatus_value["SESSION_STATUS_"+strings.ToUpper(f.Status)]
@@ -238,6 +245,15 @@ func (c *Console) sessions(w http.ResponseWriter, r *http.Request, p *page) {
 			return
 		}
 		req.Status = slotdv1.SessionStatus(v)
+	}
+	if f.Size != "" {
+		n, err := strconv.Atoi(f.Size)
+		if err != nil || n < 1 || n > session.MaxLimit {
+			p.Error = "console.bad_size"
+			c.render(w, r, http.StatusBadRequest, "sessions", p)
+			return
+		}
+		req.PageSize = int32(n)
 	}
 	if f.Stale != "" {
 		dur, err := time.ParseDuration(f.Stale)
@@ -249,37 +265,22 @@ func (c *Console) sessions(w http.ResponseWriter, r *http.Request, p *page) {
 		req.IdleLongerThan = durationpb.New(dur)
 	}
 	now := c.cfg.Clock()
-	// With a prefix (ListSessions has no such filter) the admin API's
-	// pages are read on until the console's page is full, at most
-	// prefixPages of them: a page shows no fewer rows than matched while
-	// more may follow, and its next link is the token of the last page
-	// read.
-	for read := 0; ; read++ {
-		list, err := c.cfg.Admin.ListSessions(r.Context(), req)
-		if err != nil {
-			p.Problem = c.failure(r.Context(), err)
-			c.render(w, r, http.StatusBadRequest, "sessions", p)
-			return
-		}
-		for _, s := range list.GetSessions() {
-			ss := s.GetSession()
-			if f.Prefix != "" && !strings.HasPrefix(ss.GetConversationId(), f.Prefix) {
-				continue
-			}
-			last := ss.GetUpdatedAt().AsTime()
-			d.Rows = append(d.Rows, sessionRow{Tenant: s.GetTenant(), ID: ss.GetId(), Conversation: ss.GetConversationId(),
-				Tool: ss.GetTool(), Status: statusName(ss.GetStatus()), Version: ss.GetVersion(),
-				LastUse: last.UTC().Format(time.DateTime), Idle: now.Sub(last).Truncate(time.Second).String(),
-				Missing: ss.GetMissing(), Sel: url.PathEscape(s.GetTenant()) + "/" + ss.GetId(),
-				Story: Path + "story?" + url.Values{"tenant": {s.GetTenant()}, "session": {ss.GetId()}}.Encode(), lastUse: last})
-		}
-		d.Next = list.GetNextPageToken()
-		if f.Prefix == "" || d.Next == "" || len(d.Rows) >= c.cfg.PageSize || read+1 >= prefixPages {
-			break
-		}
-		req.PageToken = d.Next
-		req.PageSize = int32(max(1, c.cfg.PageSize-len(d.Rows)))
+	list, err := c.cfg.Admin.ListSessions(r.Context(), req)
+	if err != nil {
+		p.Problem = c.failure(r.Context(), err)
+		c.render(w, r, http.StatusBadRequest, "sessions", p)
+		return
 	}
+	for _, s := range list.GetSessions() {
+		ss := s.GetSession()
+		last := ss.GetUpdatedAt().AsTime()
+		d.Rows = append(d.Rows, sessionRow{Tenant: s.GetTenant(), ID: ss.GetId(), Conversation: ss.GetConversationId(),
+			Tool: ss.GetTool(), Status: statusName(ss.GetStatus()), Version: ss.GetVersion(),
+			LastUse: last.UTC().Format(time.DateTime), Idle: now.Sub(last).Truncate(time.Second).String(),
+			Missing: ss.GetMissing(), Sel: url.PathEscape(s.GetTenant()) + "/" + ss.GetId(),
+			Story: Path + "story?" + url.Values{"tenant": {s.GetTenant()}, "session": {ss.GetId()}}.Encode(), lastUse: last})
+	}
+	d.Next = list.GetNextPageToken()
 	slices.SortFunc(d.Rows, func(a, b sessionRow) int {
 		if f.Sort == "oldest" {
 			return cmp.Or(a.lastUse.Compare(b.lastUse), cmp.Compare(a.ID, b.ID))
@@ -375,9 +376,23 @@ type step struct {
 	Request string
 	Changes []change
 	// Replays is how often the turn_id came again, ReplayedAt when the
-	// last of those came.
+	// last of those came, oldest first.
 	Replays    int
 	ReplayedAt []string
+	// What the turn answered: the question asked and its allowed
+	// values, the problem, the idempotency key, the notice, whether it
+	// resumed a parked session, and the tools parked meanwhile.
+	Question, Problem, Key, Notice string
+	Allowed, Parked                []string
+	Resumed                        bool
+}
+
+// LastReplay is when the turn_id last came again; "" when it never did.
+func (s step) LastReplay() string {
+	if len(s.ReplayedAt) == 0 {
+		return ""
+	}
+	return s.ReplayedAt[len(s.ReplayedAt)-1]
 }
 
 // slotStory is why a slot has its value: the value and every change.
@@ -422,7 +437,7 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 		c.render(w, r, http.StatusBadRequest, "error", p)
 		return
 	}
-	d, err := buildStory(r, c.cfg.Admin, c.cfg.Engine, req)
+	d, err := buildStory(r, c.cfg.Admin, req)
 	if err != nil {
 		p.Problem = c.failure(r.Context(), err)
 		c.render(w, r, http.StatusNotFound, "error", p)
@@ -433,9 +448,8 @@ func (c *Console) story(w http.ResponseWriter, r *http.Request, p *page) {
 	c.render(w, r, http.StatusOK, "story", p)
 }
 
-// buildStory is the story of the session req names, read through admin,
-// with the replays the store of engine records.
-func buildStory(r *http.Request, admin *api.AdminService, engine *session.Engine, req *slotdv1.GetSessionHistoryRequest) (storyData, error) {
+// buildStory is the story of the session req names, read through admin.
+func buildStory(r *http.Request, admin *api.AdminService, req *slotdv1.GetSessionHistoryRequest) (storyData, error) {
 	h, err := admin.GetSessionHistory(r.Context(), req)
 	if err != nil {
 		return storyData{}, err
@@ -450,10 +464,23 @@ func buildStory(r *http.Request, admin *api.AdminService, engine *session.Engine
 			req = string(b)
 		}
 		byTurn[t.GetTurnId()] = len(d.Steps)
-		d.Steps = append(d.Steps, step{TurnID: t.GetTurnId(), Version: t.GetVersion(), At: t.GetAt().AsTime().UTC().Format(time.DateTime),
-			Action: strings.ToLower(strings.TrimPrefix(t.GetAction().String(), "ACTION_")), Request: req})
+		st := step{TurnID: t.GetTurnId(), Version: t.GetVersion(), At: t.GetAt().AsTime().UTC().Format(time.DateTime),
+			Action: strings.ToLower(strings.TrimPrefix(t.GetAction().String(), "ACTION_")), Request: req, Replays: int(t.GetReplays())}
+		for _, at := range t.GetReplayedAt() {
+			st.ReplayedAt = append(st.ReplayedAt, at.AsTime().UTC().Format(time.DateTime))
+		}
+		if a := t.GetAnswer(); a != nil {
+			st.Question, st.Allowed = a.GetQuestion().GetText(), a.GetQuestion().GetAllowedValues()
+			if pr := a.GetProblem(); pr != nil {
+				st.Problem = strings.TrimSuffix(pr.GetTitle()+": "+pr.GetDetail(), ": ")
+			}
+			st.Key, st.Notice, st.Resumed = a.GetIdempotencyKey(), a.GetNotice(), a.GetResumed()
+			for _, o := range a.GetOpenSessions() {
+				st.Parked = append(st.Parked, o.GetTool())
+			}
+		}
+		d.Steps = append(d.Steps, st)
 	}
-	replays(r, engine, req.Tenant, s.GetId(), d.Steps)
 	slots := map[string]*slotStory{}
 	var names []string
 	for _, ch := range h.GetChanges() {
@@ -490,33 +517,6 @@ func buildStory(r *http.Request, admin *api.AdminService, engine *session.Engine
 		d.Slots = append(d.Slots, *slots[n])
 	}
 	return d, nil
-}
-
-// replays fills in the steps' replays, which the store records with each
-// turn (session.TurnRecord.Replays) and the admin API does not carry.
-func replays(r *http.Request, engine *session.Engine, tenant, id string, steps []step) {
-	s, err := engine.Find(r.Context(), session.Lookup{Tenant: tenant, SessionID: id}, tenant == "")
-	if err != nil {
-		return
-	}
-	h, err := engine.History(r.Context(), session.Lookup{Tenant: s.Key.Tenant, SessionID: s.ID})
-	if err != nil {
-		return
-	}
-	byTurn := map[string]session.TurnRecord{}
-	for _, t := range h.Turns {
-		byTurn[t.ID] = t
-	}
-	for i := range steps {
-		t, ok := byTurn[steps[i].TurnID]
-		if !ok || steps[i].TurnID == "" {
-			continue
-		}
-		steps[i].Replays = t.Replays
-		for _, at := range t.ReplayedAt {
-			steps[i].ReplayedAt = append(steps[i].ReplayedAt, at.UTC().Format(time.DateTime))
-		}
-	}
 }
 
 // others are the conversation's open sessions of each tool but the one
@@ -566,14 +566,22 @@ func (c *Console) erase(w http.ResponseWriter, r *http.Request, p *page) {
 type propertyRow struct {
 	Name, Type, Format, Enum, Normalize string
 	Required, Irreversible, Sensitive   bool
+	// Texts are the slot's label and question in each language.
+	Texts []slotText
 }
+
+// slotText is how a slot is named and asked for in one language; From is
+// the language the question came from when the contract lacks this one.
+type slotText struct{ Lang, Label, Ask, From string }
 
 type contractRow struct {
 	Name, Version, Description string
-	Confirm                    bool
-	Properties                 []propertyRow
-	Costs                      []costRow
-	Findings                   []provider.Finding
+	// Play is the playground with the tool picked.
+	Play       string
+	Confirm    bool
+	Properties []propertyRow
+	Costs      []costRow
+	Findings   []provider.Finding
 }
 
 type contractsData struct {
@@ -586,6 +594,20 @@ type contractsData struct {
 	Failed string
 }
 
+// slotTexts are pr's label and question in English, Russian and Ukrainian.
+func slotTexts(pr *contract.Property) []slotText {
+	var out []slotText
+	for _, l := range []string{"en", "ru", "uk"} {
+		ask, found := pr.AskIn(l, "")
+		st := slotText{Lang: l, Label: pr.Label(l, ""), Ask: ask}
+		if ask != "" && found != l {
+			st.From = found
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
 func (c *Console) contracts(w http.ResponseWriter, r *http.Request, p *page) {
 	var d contractsData
 	all := c.cfg.Engine.Contracts().All()
@@ -596,11 +618,13 @@ func (c *Console) contracts(w http.ResponseWriter, r *http.Request, p *page) {
 	d.Total, d.Set = checks.costs["*"], checks.set
 	for _, ct := range all {
 		row := contractRow{Name: ct.Name, Version: ct.Version, Description: ct.Description, Confirm: ct.Confirm,
+			Play:  Path + "playground?" + url.Values{"tool": {ct.Name}}.Encode(),
 			Costs: checks.costs[ct.Name], Findings: checks.findings[ct.Name]}
 		for _, pr := range ct.Properties {
 			row.Properties = append(row.Properties, propertyRow{Name: pr.Name, Type: pr.Type, Format: pr.Format,
 				Enum: strings.Join(pr.Enum, ", "), Normalize: strings.Join(pr.Normalize, ", "),
-				Required: slices.Contains(ct.Required, pr.Name), Irreversible: pr.Irreversible, Sensitive: pr.Sensitive})
+				Required: slices.Contains(ct.Required, pr.Name), Irreversible: pr.Irreversible, Sensitive: pr.Sensitive,
+				Texts: slotTexts(pr)})
 		}
 		d.Contracts = append(d.Contracts, row)
 	}

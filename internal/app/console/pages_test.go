@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"html/template"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -84,12 +85,18 @@ func TestSessionsFilters(t *testing.T) {
 		{"stale=30m", []string{"acme", "acme"}, 1},
 		{"status=active&stale=2h", nil, 1},
 		{"status=reset", nil, 1},
-		// A prefix reads the admin API's pages on until the console's
-		// page is full: no empty first page before the match.
+		// The prefix is the admin API's filter, taken literally: % and _
+		// are no wildcards, and a page is full while more match.
 		{"prefix=acme-conv-3", []string{"acme"}, 1},
+		{"prefix=" + url.QueryEscape("acme%"), nil, 1},
+		{"prefix=" + url.QueryEscape("acme_conv"), nil, 1},
+		{"prefix=" + url.QueryEscape(`\`), nil, 1},
 		{"prefix=" + url.QueryEscape("<script>"), []string{"beta"}, 1},
 		{"prefix=acme-conv-", []string{"acme", "acme", "acme", "acme"}, 2},
 		{"prefix=beta&tenant=beta", []string{"beta"}, 1},
+		// Rows per page chosen in the filter, kept on the next link.
+		{"prefix=acme-conv-&size=1", []string{"acme", "acme", "acme", "acme"}, 4},
+		{"size=200", []string{"acme", "acme", "acme", "acme", "beta", "beta"}, 1},
 		{"tenant=nobody", nil, 1},
 	} {
 		got, pages := rows(tc.query)
@@ -98,7 +105,7 @@ func TestSessionsFilters(t *testing.T) {
 			t.Errorf("sessions?%s: tenants %v over %d pages, want %v over %d", tc.query, got, pages, tc.want, tc.pages)
 		}
 	}
-	for _, bad := range []string{"status=sleeping", "stale=-5m", "stale=forever", "page=not-a-token", "tenant=" + url.QueryEscape("a\x00b")} {
+	for _, bad := range []string{"size=0", "size=201", "size=ten", "size=-1", "status=sleeping", "stale=-5m", "stale=forever", "page=not-a-token", "tenant=" + url.QueryEscape("a\x00b")} {
 		resp, body := get(t, c, srv.URL+"/console/sessions?"+bad)
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `role="alert"`) {
 			t.Errorf("sessions?%s: %d, want 400 with the reason shown\n%s", bad, resp.StatusCode, body)
@@ -231,8 +238,9 @@ func TestStory(t *testing.T) {
 				t.Errorf("story?%s does not show %q\n%s", q, want, body)
 			}
 		}
-		if n := strings.Count(body, `<p class="replays">Delivered again 2 time(s)`); n != 1 {
-			t.Errorf("story?%s shows the replays of turn-2 %d times, want once", q, n)
+		replays := regexp.MustCompile(`<p class="replays" data-replays="2" data-replayed-at="([0-9: -]{19})">Replayed 2 times, last at ([0-9: -]{19});`).FindAllStringSubmatch(body, -1)
+		if len(replays) != 1 || replays[0][1] != replays[0][2] {
+			t.Errorf("story?%s shows the replays of turn-2 as %q, want once, with the last time", q, replays)
 		}
 		if i, j := strings.Index(body, "turn-1"), strings.LastIndex(body, "turn-2"); i > j {
 			t.Errorf("story?%s: turn-2 before turn-1", q)
@@ -245,6 +253,50 @@ func TestStory(t *testing.T) {
 		}
 		if strings.Contains(body, "op-SECRET-77") {
 			t.Errorf("story?%s shows the sensitive value unmasked", q)
+		}
+	}
+	// What each turn answered: a refused value's problem and the question
+	// asked again with the allowed values; READY's idempotency key; the
+	// sessions parked and the one resumed.
+	refused := f.turn("acme", "dispute-2", "bank.open_dispute", "r-1", map[string]any{"reason": "chargeback"})
+	ready := f.turn("acme", "balance-2", "bank.check_balance", "b-1", map[string]any{"card_last4": "•• 4417"})
+	// The balance check used a while after the dispute, and the dispute a
+	// while after that: the dispute is resumed.
+	f.now = f.now.Add(10 * time.Minute)
+	f.turn("acme", "dispute-1", "bank.check_balance", "turn-3b", map[string]any{})
+	f.now = f.now.Add(10 * time.Minute)
+	back := f.turn("acme", "dispute-1", "bank.open_dispute", "turn-4", map[string]any{})
+	answers := func(id string) string {
+		t.Helper()
+		_, body := get(t, c, srv.URL+"/console/story?session="+id)
+		return body
+	}
+	if body := answers(refused.GetSession().GetId()); refused.GetProblem() == nil || !strings.Contains(body, `<p class="problem">`+template.HTMLEscapeString(refused.GetProblem().GetTitle())) ||
+		!strings.Contains(body, `<p class="question">Asked: <q>`+template.HTMLEscapeString(refused.GetQuestion().GetText())+`</q> · Allowed values: `+
+			strings.Join(refused.GetQuestion().GetAllowedValues(), ", ")) || len(refused.GetQuestion().GetAllowedValues()) == 0 {
+		t.Errorf("the refused reason's story does not show the problem %v and the question %v:\n%s", refused.GetProblem(), refused.GetQuestion(), body)
+	}
+	if key := ready.GetIdempotencyKey(); key == "" || !strings.Contains(answers(ready.GetSession().GetId()), `<p class="key">Idempotency key for the backend call: <code>`+key+`</code>`) {
+		t.Errorf("the READY story does not show the idempotency key %q", key)
+	}
+	if body := answers(balance.GetSession().GetId()); len(balance.GetOpenSessions()) != 1 ||
+		!strings.Contains(body, `<p class="parked">Parked meanwhile: bank.open_dispute</p>`) {
+		t.Errorf("the balance check's story does not show the dispute parked (%v):\n%s", balance.GetOpenSessions(), body)
+	}
+	if body := answers(resp.GetSession().GetId()); len(back.GetOpenSessions()) != 1 || !back.GetResumed() ||
+		strings.Count(body, `<p class="parked">Parked meanwhile: bank.check_balance</p>`) != 1 || strings.Count(body, `<p class="resumed">`) != 1 {
+		t.Errorf("the dispute's story does not show turn-4 resumed (%v) with the balance check parked (%v):\n%s", back.GetResumed(), back.GetOpenSessions(), body)
+	}
+	// In Russian, the count's noun agrees with it.
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/console/story?session="+resp.GetSession().GetId(), nil)
+	req.Header.Set("Accept-Language", "ru-RU,ru;q=0.9")
+	if r, err := c.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if !strings.Contains(string(b), "Повторён 2 раза, последний раз в ") {
+			t.Errorf("the Russian story does not say the replays with the count's noun:\n%s", b)
 		}
 	}
 	for _, q := range []string{"", "conversation=nope&tenant=acme", "session=" + url.QueryEscape("1' OR '1'='1")} {
@@ -283,9 +335,17 @@ func TestPagesStrict(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
+		// The skip link comes first, to the main content.
+		var first, skipTo *html.Node
 		for n := range doc.Descendants() {
 			if n.Type != html.ElementNode {
 				continue
+			}
+			if first == nil && n.Parent != nil && n.Parent.Data == "body" {
+				first = n
+			}
+			if n.Data == "main" && attr(n, "id") == "main" {
+				skipTo = n
 			}
 			if n.Data == "script" && (n.FirstChild != nil || attr(n, "src") == "") {
 				t.Errorf("%s: inline script", path)
@@ -299,9 +359,12 @@ func TestPagesStrict(t *testing.T) {
 				}
 			}
 		}
+		if first == nil || first.Data != "a" || attr(first, "href") != "#main" || attr(first, "class") != "skip" || skipTo == nil {
+			t.Errorf("%s: the page does not begin with a skip link to <main id=\"main\">", path)
+		}
 	}
 	total := 0
-	for _, a := range []string{"console.css", "console.js"} {
+	for _, a := range []string{"console.css", "console.js", "favicon.svg"} {
 		resp, body := get(t, c, srv.URL+"/console/static/"+a)
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("%s: %d", a, resp.StatusCode)
@@ -525,6 +588,22 @@ func TestContractsLintAndCost(t *testing.T) {
 	}
 	if !strings.Contains(body, `id="cost-total"`) {
 		t.Errorf("no total cost")
+	}
+	// Each slot's label and question in every language.
+	if !strings.Contains(clean, `<dt>ru</dt><dd lang="ru">карта — <q>`) || !strings.Contains(clean, `<dt>uk</dt><dd lang="uk">картка — <q>`) {
+		t.Errorf("the card slot's Russian and Ukrainian label and question are not shown:\n%s", clean)
+	}
+	// Each contract links to the playground with its tool picked.
+	for _, tool := range []string{"bank.check_balance", "bank.check_note"} {
+		m := regexp.MustCompile(`<a class="try" href="([^"]+)">`).FindStringSubmatch(section(tool))
+		if m == nil {
+			t.Errorf("the section of %s has no playground link", tool)
+			continue
+		}
+		_, play := get(t, c, srv.URL+html.UnescapeString(m[1]))
+		if !strings.Contains(play, `<option value="`+tool+`" selected>`) {
+			t.Errorf("the playground link of %s (%s) does not pick it:\n%s", tool, m[1], play)
+		}
 	}
 }
 

@@ -128,7 +128,7 @@ func (c *Console) playgroundTurn(w http.ResponseWriter, r *http.Request, p *page
 		a.Problem = strings.TrimSpace(pr.GetTitle() + ": " + pr.GetDetail())
 	}
 	d.Answer = a
-	story, err := buildStory(r, pg.admin, pg.engine, &slotdv1.GetSessionHistoryRequest{Tenant: PlaygroundTenant,
+	story, err := buildStory(r, pg.admin, &slotdv1.GetSessionHistoryRequest{Tenant: PlaygroundTenant,
 		SessionId: resp.GetSession().GetId()})
 	if err == nil {
 		d.storyData = story

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"golang.org/x/text/language"
 
@@ -48,6 +49,12 @@ func (p *page) T(key string, args ...any) string {
 		a[fmt.Sprint(args[i])] = args[i+1]
 	}
 	return phrase.Text(p.Lang, key, a)
+}
+
+// Count is n and the noun of key in the form that follows n: "2 times",
+// "2 раза".
+func (p *page) Count(key string, n int) string {
+	return strconv.Itoa(n) + " " + phrase.Count(p.Lang, key, n)
 }
 
 // Langs are the languages of the switch.

@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"sort"
+	"strings"
 
 	"github.com/slotd/slotd/internal/session"
 )
@@ -12,6 +13,7 @@ func matches(s *session.Session, f session.Filter) bool {
 	case !f.AnyTenant && s.Key.Tenant != f.Tenant:
 	case f.Status != "" && s.Status != f.Status:
 	case f.Tool != "" && s.Tool != f.Tool:
+	case !strings.HasPrefix(s.Key.ConversationID, f.ConversationPrefix):
 	case !f.IdleBefore.IsZero() && !s.UpdatedAt.Before(f.IdleBefore):
 	case !f.EndedBefore.IsZero() && (s.EndedAt.IsZero() || !s.EndedAt.Before(f.EndedBefore)):
 	case f.After != "" && s.ID <= f.After:

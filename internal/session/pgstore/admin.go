@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -19,6 +20,7 @@ const (
 		  AND ($5::timestamptz IS NULL OR s.updated_at < $5)
 		  AND ($6::timestamptz IS NULL OR s.ended_at < $6)
 		  AND ($7::uuid IS NULL OR s.id > $7)
+		  AND ($9 = '' OR s.conversation_id LIKE ($9 || '%') ESCAPE '\')
 		ORDER BY s.id LIMIT $8`
 
 	// lockIdleSessions locks the conversations of matching active
@@ -96,10 +98,14 @@ func nullableID(id string) *string {
 	return &id
 }
 
+// likePrefix escapes a prefix for LIKE ... ESCAPE '\': the operator's %, _
+// and \ are matched as themselves.
+var likePrefix = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace
+
 // List implements session.Store.
 func (st *Store) List(ctx context.Context, f session.Filter) ([]*session.Session, error) {
 	rows, err := st.pool.Query(ctx, listSessions, f.AnyTenant, f.Tenant, string(f.Status), f.Tool,
-		nullTime(f.IdleBefore), nullTime(f.EndedBefore), nullableID(f.After), f.Limit)
+		nullTime(f.IdleBefore), nullTime(f.EndedBefore), nullableID(f.After), f.Limit, likePrefix(f.ConversationPrefix))
 	if err != nil {
 		return nil, interpret(err)
 	}

@@ -101,6 +101,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		t.Run("StaleResume", func(t *testing.T) { testStaleResume(t, setup(t)) })
 		t.Run("EndSessionsSkipsBusy", func(t *testing.T) { testEndSessionsSkipsBusy(t, setup(t)) })
 		t.Run("ListAndPurge", func(t *testing.T) { testListAndPurge(t, setup(t)) })
+		t.Run("ListByPrefix", func(t *testing.T) { testListByPrefix(t, setup(t)) })
 		t.Run("AttemptsPersist", func(t *testing.T) { testAttemptsPersist(t, setup(t)) })
 		t.Run("PerSession", func(t *testing.T) { testLifecyclePerSession(t, setup(t)) })
 	})

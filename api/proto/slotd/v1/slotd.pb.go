@@ -2004,11 +2004,14 @@ type ListSessionsRequest struct {
 	// Only sessions whose last turn is older than this.
 	IdleLongerThan *durationpb.Duration `protobuf:"bytes,3,opt,name=idle_longer_than,json=idleLongerThan,proto3" json:"idle_longer_than,omitempty"`
 	// Only sessions of this tenant; all tenants when empty.
-	Tenant        string `protobuf:"bytes,4,opt,name=tenant,proto3" json:"tenant,omitempty"`
-	PageSize      int32  `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	PageToken     string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Tenant    string `protobuf:"bytes,4,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	PageSize  int32  `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only sessions whose conversation id starts with this, taken literally
+	// (% and _ are no wildcards).
+	ConversationPrefix string `protobuf:"bytes,7,opt,name=conversation_prefix,json=conversationPrefix,proto3" json:"conversation_prefix,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ListSessionsRequest) Reset() {
@@ -2079,6 +2082,13 @@ func (x *ListSessionsRequest) GetPageSize() int32 {
 func (x *ListSessionsRequest) GetPageToken() string {
 	if x != nil {
 		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListSessionsRequest) GetConversationPrefix() string {
+	if x != nil {
+		return x.ConversationPrefix
 	}
 	return ""
 }
@@ -2641,8 +2651,19 @@ type HistoryTurn struct {
 	Request *structpb.Struct `protobuf:"bytes,5,opt,name=request,proto3" json:"request,omitempty"`
 	// The contract version the turn ran on.
 	ContractVersion string `protobuf:"bytes,6,opt,name=contract_version,json=contractVersion,proto3" json:"contract_version,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// How many times the turn_id came again and was answered from the
+	// stored response.
+	Replays int32 `protobuf:"varint,7,opt,name=replays,proto3" json:"replays,omitempty"`
+	// When the last of those replays came, oldest first: at most 16, the
+	// count goes on past them.
+	ReplayedAt []*timestamppb.Timestamp `protobuf:"bytes,8,rep,name=replayed_at,json=replayedAt,proto3" json:"replayed_at,omitempty"`
+	// What the turn answered, from its stored response: the question asked
+	// (with the allowed values), the problem, the idempotency key, the
+	// notice, whether it resumed a parked session and the sessions parked.
+	// The arguments and sessions are left out: the changes hold the values.
+	Answer        *TurnResponse `protobuf:"bytes,9,opt,name=answer,proto3" json:"answer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HistoryTurn) Reset() {
@@ -2715,6 +2736,27 @@ func (x *HistoryTurn) GetContractVersion() string {
 		return x.ContractVersion
 	}
 	return ""
+}
+
+func (x *HistoryTurn) GetReplays() int32 {
+	if x != nil {
+		return x.Replays
+	}
+	return 0
+}
+
+func (x *HistoryTurn) GetReplayedAt() []*timestamppb.Timestamp {
+	if x != nil {
+		return x.ReplayedAt
+	}
+	return nil
+}
+
+func (x *HistoryTurn) GetAnswer() *TurnResponse {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
 }
 
 type HistoryChange struct {
@@ -3823,7 +3865,7 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"parameters\x18\x03 \x01(\v2\x17.google.protobuf.StructR\n" +
 	"parameters\x12\x1a\n" +
 	"\bprovider\x18\x04 \x01(\tR\bprovider\x12\x18\n" +
-	"\aversion\x18\x05 \x01(\tR\aversion\"\xf3\x01\n" +
+	"\aversion\x18\x05 \x01(\tR\aversion\"\xa4\x02\n" +
 	"\x13ListSessionsRequest\x12/\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x17.slotd.v1.SessionStatusR\x06status\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12C\n" +
@@ -3831,7 +3873,8 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\x06tenant\x18\x04 \x01(\tR\x06tenant\x12\x1b\n" +
 	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x06 \x01(\tR\tpageToken\"U\n" +
+	"page_token\x18\x06 \x01(\tR\tpageToken\x12/\n" +
+	"\x13conversation_prefix\x18\a \x01(\tR\x12conversationPrefix\"U\n" +
 	"\x0eSessionSummary\x12+\n" +
 	"\asession\x18\x01 \x01(\v2\x11.slotd.v1.SessionR\asession\x12\x16\n" +
 	"\x06tenant\x18\x02 \x01(\tR\x06tenant\"t\n" +
@@ -3869,14 +3912,18 @@ const file_slotd_v1_slotd_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x16\n" +
 	"\x06tenant\x18\x03 \x01(\tR\x06tenant\x12\x12\n" +
-	"\x04tool\x18\x04 \x01(\tR\x04tool\"\xf4\x01\n" +
+	"\x04tool\x18\x04 \x01(\tR\x04tool\"\xfb\x02\n" +
 	"\vHistoryTurn\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x03R\aversion\x12(\n" +
 	"\x06action\x18\x03 \x01(\x0e2\x10.slotd.v1.ActionR\x06action\x12*\n" +
 	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x121\n" +
 	"\arequest\x18\x05 \x01(\v2\x17.google.protobuf.StructR\arequest\x12)\n" +
-	"\x10contract_version\x18\x06 \x01(\tR\x0fcontractVersion\"\x9a\x02\n" +
+	"\x10contract_version\x18\x06 \x01(\tR\x0fcontractVersion\x12\x18\n" +
+	"\areplays\x18\a \x01(\x05R\areplays\x12;\n" +
+	"\vreplayed_at\x18\b \x03(\v2\x1a.google.protobuf.TimestampR\n" +
+	"replayedAt\x12.\n" +
+	"\x06answer\x18\t \x01(\v2\x16.slotd.v1.TurnResponseR\x06answer\"\x9a\x02\n" +
 	"\rHistoryChange\x12\x12\n" +
 	"\x04slot\x18\x01 \x01(\tR\x04slot\x12(\n" +
 	"\x03old\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x03old\x12(\n" +
@@ -4153,54 +4200,56 @@ var file_slotd_v1_slotd_proto_depIdxs = []int32{
 	0,  // 50: slotd.v1.HistoryTurn.action:type_name -> slotd.v1.Action
 	51, // 51: slotd.v1.HistoryTurn.at:type_name -> google.protobuf.Timestamp
 	50, // 52: slotd.v1.HistoryTurn.request:type_name -> google.protobuf.Struct
-	52, // 53: slotd.v1.HistoryChange.old:type_name -> google.protobuf.Value
-	52, // 54: slotd.v1.HistoryChange.new:type_name -> google.protobuf.Value
-	1,  // 55: slotd.v1.HistoryChange.decision:type_name -> slotd.v1.Decision
-	51, // 56: slotd.v1.HistoryChange.at:type_name -> google.protobuf.Timestamp
-	9,  // 57: slotd.v1.GetSessionHistoryResponse.session:type_name -> slotd.v1.Session
-	34, // 58: slotd.v1.GetSessionHistoryResponse.turns:type_name -> slotd.v1.HistoryTurn
-	35, // 59: slotd.v1.GetSessionHistoryResponse.changes:type_name -> slotd.v1.HistoryChange
-	39, // 60: slotd.v1.ListContractsResponse.contracts:type_name -> slotd.v1.ContractInfo
-	53, // 61: slotd.v1.ReplayContractsRequest.since:type_name -> google.protobuf.Duration
-	42, // 62: slotd.v1.ReplayContractsResponse.summary:type_name -> slotd.v1.ReplaySummary
-	43, // 63: slotd.v1.ReplayContractsResponse.conversations:type_name -> slotd.v1.ConversationReplay
-	47, // 64: slotd.v1.ReplaySummary.newly_asked_slots:type_name -> slotd.v1.ReplaySummary.NewlyAskedSlotsEntry
-	48, // 65: slotd.v1.ReplaySummary.newly_refused_slots:type_name -> slotd.v1.ReplaySummary.NewlyRefusedSlotsEntry
-	49, // 66: slotd.v1.ReplaySummary.not_replayed_why:type_name -> slotd.v1.ReplaySummary.NotReplayedWhyEntry
-	44, // 67: slotd.v1.ConversationReplay.diffs:type_name -> slotd.v1.TurnReplay
-	45, // 68: slotd.v1.TurnReplay.before:type_name -> slotd.v1.ReplayStep
-	45, // 69: slotd.v1.TurnReplay.after:type_name -> slotd.v1.ReplayStep
-	0,  // 70: slotd.v1.ReplayStep.action:type_name -> slotd.v1.Action
-	50, // 71: slotd.v1.ReplayStep.arguments:type_name -> google.protobuf.Struct
-	4,  // 72: slotd.v1.SlotService.Turn:input_type -> slotd.v1.TurnRequest
-	15, // 73: slotd.v1.SlotService.GetSession:input_type -> slotd.v1.GetSessionRequest
-	17, // 74: slotd.v1.SlotService.ResetSession:input_type -> slotd.v1.ResetSessionRequest
-	20, // 75: slotd.v1.SlotService.CompleteSession:input_type -> slotd.v1.CompleteSessionRequest
-	37, // 76: slotd.v1.SlotService.ListContracts:input_type -> slotd.v1.ListContractsRequest
-	22, // 77: slotd.v1.SlotService.GetToolSchema:input_type -> slotd.v1.GetToolSchemaRequest
-	24, // 78: slotd.v1.AdminService.ListSessions:input_type -> slotd.v1.ListSessionsRequest
-	27, // 79: slotd.v1.AdminService.ResetStaleSessions:input_type -> slotd.v1.ResetStaleSessionsRequest
-	33, // 80: slotd.v1.AdminService.GetSessionHistory:input_type -> slotd.v1.GetSessionHistoryRequest
-	29, // 81: slotd.v1.AdminService.PurgeSessions:input_type -> slotd.v1.PurgeSessionsRequest
-	31, // 82: slotd.v1.AdminService.EraseConversation:input_type -> slotd.v1.EraseConversationRequest
-	40, // 83: slotd.v1.AdminService.ReplayContracts:input_type -> slotd.v1.ReplayContractsRequest
-	6,  // 84: slotd.v1.SlotService.Turn:output_type -> slotd.v1.TurnResponse
-	16, // 85: slotd.v1.SlotService.GetSession:output_type -> slotd.v1.GetSessionResponse
-	18, // 86: slotd.v1.SlotService.ResetSession:output_type -> slotd.v1.ResetSessionResponse
-	21, // 87: slotd.v1.SlotService.CompleteSession:output_type -> slotd.v1.CompleteSessionResponse
-	38, // 88: slotd.v1.SlotService.ListContracts:output_type -> slotd.v1.ListContractsResponse
-	23, // 89: slotd.v1.SlotService.GetToolSchema:output_type -> slotd.v1.GetToolSchemaResponse
-	26, // 90: slotd.v1.AdminService.ListSessions:output_type -> slotd.v1.ListSessionsResponse
-	28, // 91: slotd.v1.AdminService.ResetStaleSessions:output_type -> slotd.v1.ResetStaleSessionsResponse
-	36, // 92: slotd.v1.AdminService.GetSessionHistory:output_type -> slotd.v1.GetSessionHistoryResponse
-	30, // 93: slotd.v1.AdminService.PurgeSessions:output_type -> slotd.v1.PurgeSessionsResponse
-	32, // 94: slotd.v1.AdminService.EraseConversation:output_type -> slotd.v1.EraseConversationResponse
-	41, // 95: slotd.v1.AdminService.ReplayContracts:output_type -> slotd.v1.ReplayContractsResponse
-	84, // [84:96] is the sub-list for method output_type
-	72, // [72:84] is the sub-list for method input_type
-	72, // [72:72] is the sub-list for extension type_name
-	72, // [72:72] is the sub-list for extension extendee
-	0,  // [0:72] is the sub-list for field type_name
+	51, // 53: slotd.v1.HistoryTurn.replayed_at:type_name -> google.protobuf.Timestamp
+	6,  // 54: slotd.v1.HistoryTurn.answer:type_name -> slotd.v1.TurnResponse
+	52, // 55: slotd.v1.HistoryChange.old:type_name -> google.protobuf.Value
+	52, // 56: slotd.v1.HistoryChange.new:type_name -> google.protobuf.Value
+	1,  // 57: slotd.v1.HistoryChange.decision:type_name -> slotd.v1.Decision
+	51, // 58: slotd.v1.HistoryChange.at:type_name -> google.protobuf.Timestamp
+	9,  // 59: slotd.v1.GetSessionHistoryResponse.session:type_name -> slotd.v1.Session
+	34, // 60: slotd.v1.GetSessionHistoryResponse.turns:type_name -> slotd.v1.HistoryTurn
+	35, // 61: slotd.v1.GetSessionHistoryResponse.changes:type_name -> slotd.v1.HistoryChange
+	39, // 62: slotd.v1.ListContractsResponse.contracts:type_name -> slotd.v1.ContractInfo
+	53, // 63: slotd.v1.ReplayContractsRequest.since:type_name -> google.protobuf.Duration
+	42, // 64: slotd.v1.ReplayContractsResponse.summary:type_name -> slotd.v1.ReplaySummary
+	43, // 65: slotd.v1.ReplayContractsResponse.conversations:type_name -> slotd.v1.ConversationReplay
+	47, // 66: slotd.v1.ReplaySummary.newly_asked_slots:type_name -> slotd.v1.ReplaySummary.NewlyAskedSlotsEntry
+	48, // 67: slotd.v1.ReplaySummary.newly_refused_slots:type_name -> slotd.v1.ReplaySummary.NewlyRefusedSlotsEntry
+	49, // 68: slotd.v1.ReplaySummary.not_replayed_why:type_name -> slotd.v1.ReplaySummary.NotReplayedWhyEntry
+	44, // 69: slotd.v1.ConversationReplay.diffs:type_name -> slotd.v1.TurnReplay
+	45, // 70: slotd.v1.TurnReplay.before:type_name -> slotd.v1.ReplayStep
+	45, // 71: slotd.v1.TurnReplay.after:type_name -> slotd.v1.ReplayStep
+	0,  // 72: slotd.v1.ReplayStep.action:type_name -> slotd.v1.Action
+	50, // 73: slotd.v1.ReplayStep.arguments:type_name -> google.protobuf.Struct
+	4,  // 74: slotd.v1.SlotService.Turn:input_type -> slotd.v1.TurnRequest
+	15, // 75: slotd.v1.SlotService.GetSession:input_type -> slotd.v1.GetSessionRequest
+	17, // 76: slotd.v1.SlotService.ResetSession:input_type -> slotd.v1.ResetSessionRequest
+	20, // 77: slotd.v1.SlotService.CompleteSession:input_type -> slotd.v1.CompleteSessionRequest
+	37, // 78: slotd.v1.SlotService.ListContracts:input_type -> slotd.v1.ListContractsRequest
+	22, // 79: slotd.v1.SlotService.GetToolSchema:input_type -> slotd.v1.GetToolSchemaRequest
+	24, // 80: slotd.v1.AdminService.ListSessions:input_type -> slotd.v1.ListSessionsRequest
+	27, // 81: slotd.v1.AdminService.ResetStaleSessions:input_type -> slotd.v1.ResetStaleSessionsRequest
+	33, // 82: slotd.v1.AdminService.GetSessionHistory:input_type -> slotd.v1.GetSessionHistoryRequest
+	29, // 83: slotd.v1.AdminService.PurgeSessions:input_type -> slotd.v1.PurgeSessionsRequest
+	31, // 84: slotd.v1.AdminService.EraseConversation:input_type -> slotd.v1.EraseConversationRequest
+	40, // 85: slotd.v1.AdminService.ReplayContracts:input_type -> slotd.v1.ReplayContractsRequest
+	6,  // 86: slotd.v1.SlotService.Turn:output_type -> slotd.v1.TurnResponse
+	16, // 87: slotd.v1.SlotService.GetSession:output_type -> slotd.v1.GetSessionResponse
+	18, // 88: slotd.v1.SlotService.ResetSession:output_type -> slotd.v1.ResetSessionResponse
+	21, // 89: slotd.v1.SlotService.CompleteSession:output_type -> slotd.v1.CompleteSessionResponse
+	38, // 90: slotd.v1.SlotService.ListContracts:output_type -> slotd.v1.ListContractsResponse
+	23, // 91: slotd.v1.SlotService.GetToolSchema:output_type -> slotd.v1.GetToolSchemaResponse
+	26, // 92: slotd.v1.AdminService.ListSessions:output_type -> slotd.v1.ListSessionsResponse
+	28, // 93: slotd.v1.AdminService.ResetStaleSessions:output_type -> slotd.v1.ResetStaleSessionsResponse
+	36, // 94: slotd.v1.AdminService.GetSessionHistory:output_type -> slotd.v1.GetSessionHistoryResponse
+	30, // 95: slotd.v1.AdminService.PurgeSessions:output_type -> slotd.v1.PurgeSessionsResponse
+	32, // 96: slotd.v1.AdminService.EraseConversation:output_type -> slotd.v1.EraseConversationResponse
+	41, // 97: slotd.v1.AdminService.ReplayContracts:output_type -> slotd.v1.ReplayContractsResponse
+	86, // [86:98] is the sub-list for method output_type
+	74, // [74:86] is the sub-list for method input_type
+	74, // [74:74] is the sub-list for extension type_name
+	74, // [74:74] is the sub-list for extension extendee
+	0,  // [0:74] is the sub-list for field type_name
 }
 
 func init() { file_slotd_v1_slotd_proto_init() }

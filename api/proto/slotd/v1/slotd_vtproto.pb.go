@@ -1629,6 +1629,13 @@ func (m *ListSessionsRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if len(m.ConversationPrefix) > 0 {
+		i -= len(m.ConversationPrefix)
+		copy(dAtA[i:], m.ConversationPrefix)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.ConversationPrefix)))
+		i--
+		dAtA[i] = 0x3a
+	}
 	if len(m.PageToken) > 0 {
 		i -= len(m.PageToken)
 		copy(dAtA[i:], m.PageToken)
@@ -2211,6 +2218,33 @@ func (m *HistoryTurn) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.Answer != nil {
+		size, err := m.Answer.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+		i--
+		dAtA[i] = 0x4a
+	}
+	if len(m.ReplayedAt) > 0 {
+		for iNdEx := len(m.ReplayedAt) - 1; iNdEx >= 0; iNdEx-- {
+			size, err := (*timestamppb.Timestamp)(m.ReplayedAt[iNdEx]).MarshalToSizedBufferVT(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+			i--
+			dAtA[i] = 0x42
+		}
+	}
+	if m.Replays != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Replays))
+		i--
+		dAtA[i] = 0x38
 	}
 	if len(m.ContractVersion) > 0 {
 		i -= len(m.ContractVersion)
@@ -3846,6 +3880,10 @@ func (m *ListSessionsRequest) SizeVT() (n int) {
 	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
+	l = len(m.ConversationPrefix)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -4068,6 +4106,19 @@ func (m *HistoryTurn) SizeVT() (n int) {
 	}
 	l = len(m.ContractVersion)
 	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.Replays != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Replays))
+	}
+	if len(m.ReplayedAt) > 0 {
+		for _, e := range m.ReplayedAt {
+			l = (*timestamppb.Timestamp)(e).SizeVT()
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
+	}
+	if m.Answer != nil {
+		l = m.Answer.SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
