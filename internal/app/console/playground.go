@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"sync"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -29,14 +28,12 @@ const (
 
 // playground is the engine the playground's turns run on.
 type playground struct {
-	mu     sync.Mutex
-	turns  int
 	engine *session.Engine
 	slots  *api.SlotService
 	admin  *api.AdminService
 }
 
-// get is the engine to take a turn on, a fresh one once maxPlayTurns were.
+// playEngine is the engine to take a turn on, a fresh one once maxPlayTurns were.
 func (c *Console) playEngine() *playground {
 	c.play.mu.Lock()
 	defer c.play.mu.Unlock()
