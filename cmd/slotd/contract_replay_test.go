@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/slotd/slotd/internal/session"
 	"github.com/slotd/slotd/internal/session/pgstore"
@@ -22,14 +21,7 @@ func storedHistory(t *testing.T, n int) (url string, st *pgstore.Store) {
 	t.Helper()
 	pool, url := dbtest.NewPool(t)
 	st = pgstore.New(pool)
-	cat := sessiontest.Catalog(t)
-	v := session.NewVersions(st, cat)
-	if _, err := v.Register(context.Background(), "replica-a", sessiontest.Now.Add(-time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	e := sessiontest.NewEngine(st, cat)
-	e.UseVersions(v)
-	sessiontest.ReplayHistory(t, e, "chat", n, 2)
+	sessiontest.StoreHistory(t, st, "chat", n, 2)
 	return url, st
 }
 

@@ -13,20 +13,6 @@ import (
 	"github.com/slotd/slotd/internal/testkit/dbtest"
 )
 
-// historyOn makes sessiontest.ReplayHistory's n conversations on st, its
-// versions registered.
-func historyOn(t testing.TB, st *pgstore.Store, n, workers int) {
-	t.Helper()
-	cat := sessiontest.Catalog(t)
-	v := session.NewVersions(st, cat)
-	if _, err := v.Register(context.Background(), "replica-a", sessiontest.Now.Add(-time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	e := sessiontest.NewEngine(st, cat)
-	e.UseVersions(v)
-	sessiontest.ReplayHistory(t, e, "r", n, workers)
-}
-
 // The replay over a history in Postgres finds what it finds in memory,
 // on both schemas; a conversation whose turns were purged, and one on a
 // version no longer stored, are reported and the rest replayed.
@@ -38,7 +24,7 @@ func TestReplayOverStoredHistory(t *testing.T) {
 			pool, _ := newPool(t)
 			ctx := t.Context()
 			st := pgstore.New(pool)
-			historyOn(t, st, 10, 2)
+			sessiontest.StoreHistory(t, st, "r", 10, 2)
 			next := sessiontest.DisputeV2(t, "migrate")
 			rep, err := session.NewReplayer(next, st, session.Config{}).Run(ctx, st, session.ReplayFilter{})
 			if err != nil {
@@ -111,7 +97,7 @@ func BenchmarkReplayContracts(b *testing.B) {
 	const n = 10000
 	pool, _ := dbtest.NewPool(b)
 	st := pgstore.New(pool)
-	historyOn(b, st, 100, 4)
+	sessiontest.StoreHistory(b, st, "r", 100, 4)
 	copies(b, pool, n/100-1)
 	if _, err := pool.Exec(context.Background(), "ANALYZE"); err != nil {
 		b.Fatal(err)

@@ -69,6 +69,28 @@ func ReplayHistory(t testing.TB, e *session.Engine, prefix string, n, workers in
 	}
 }
 
+// VersionedStore is a store that also keeps contract versions, as
+// pgstore's and memstore's do.
+type VersionedStore interface {
+	session.Store
+	session.VersionStore
+}
+
+// StoreHistory registers the dispute example's versions on st, as
+// replica-a did an hour before Now, and takes ReplayHistory's n
+// conversations through an engine on st.
+func StoreHistory(t testing.TB, st VersionedStore, prefix string, n, workers int) {
+	t.Helper()
+	cat := Catalog(t)
+	v := session.NewVersions(st, cat)
+	if _, err := v.Register(context.Background(), "replica-a", Now.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	e := NewEngine(st, cat)
+	e.UseVersions(v)
+	ReplayHistory(t, e, prefix, n, workers)
+}
+
 func replayConversation(ctx context.Context, e *session.Engine, prefix string, i int) error {
 	conv := ReplayConversation(prefix, i)
 	at := Now
