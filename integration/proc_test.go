@@ -37,6 +37,17 @@ type slotdBuild struct {
 // slotdBuilds are the builds by their tags: none, or redactOffTag.
 var slotdBuilds = map[string]*slotdBuild{"": {}, redactOffTag: {}}
 
+// TestMain removes the slotd binaries the tests built, once all are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, b := range slotdBuilds {
+		if b.path != "" {
+			os.RemoveAll(filepath.Dir(b.path))
+		}
+	}
+	os.Exit(code)
+}
+
 // buildSlotd builds cmd/slotd once per test binary, without cgo so that the
 // address-space cap bounds the Go heap rather than C threads' stacks.
 func buildSlotd(t *testing.T) string { return buildSlotdTagged(t, "") }
