@@ -94,12 +94,11 @@ install:
 	@echo "installed $$($(GO) env GOPATH)/bin/slotd"
 
 ## tools: the pinned code generators (tools/go.mod), built into .bin
-TOOLS := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-go-vtproto $(BIN)/protoc-gen-grpc-gateway $(BIN)/protoc-gen-openapiv2
+TOOLS := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-grpc-gateway $(BIN)/protoc-gen-openapiv2
 tools: $(TOOLS)
 $(TOOLS) &: tools/go.mod tools/go.sum
 	cd tools && $(GO) build -o $(BIN)/ github.com/bufbuild/buf/cmd/buf \
 		google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc \
-		github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto \
 		github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 		github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 

@@ -13,29 +13,17 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// Codec is the server's protobuf codec. It differs from grpc's in four ways.
-// Messages nest at most MaxRecursion deep (protobuf's own default is 10 000,
-// which lets one small request cost the server a thousand times its size).
-// And a request that does not decode is not refused by the transport with a
-// bare INTERNAL: it is left empty and marked with the field at fault (the
-// first string with invalid UTF-8) or the reason, and the Limit interceptor
-// answers INVALID_ARGUMENT with a problem naming it. Decoding costs time and
-// memory linear in the request's size, whatever it holds. A request of
-// more than MaxBytes as sent is marked too large, its fields decoded (for
-// the refusal's log line and metrics). And slotd's own messages are
-// marshalled by the code generated for them (`make proto`, features
-// marshal and size), without protobuf-go's reflection; requests are still
-// decoded by protobuf-go, for the limits above.
-// The generated marshalling earns its place by
-// BenchmarkCodecMarshalTurnResponse and by integration's
-// TestRapidResetFloodKeepsMemoryBounded, which slotd fails without it.
-//
-// Unlike protobuf-go's, the generated marshalling does not check that
-// strings are UTF-8: it sends what it is given. What slotd answers is
-// UTF-8 by construction: requests are checked as they are decoded,
-// contracts and stored JSON decode to UTF-8, texts are cut by runes, and
-// slots and arguments become Structs through newStruct, which refuses
-// anything else as structpb does.
+// Codec is the server's protobuf codec. It differs from grpc's in three
+// ways, all on the way in. Messages nest at most MaxRecursion deep
+// (protobuf's own default is 10 000, which lets one small request cost the
+// server a thousand times its size). A request that does not decode is not
+// refused by the transport with a bare INTERNAL: it is left empty and
+// marked with the field at fault (the first string with invalid UTF-8) or
+// the reason, and the Limit interceptor answers INVALID_ARGUMENT with a
+// problem naming it. Decoding costs time and memory linear in the
+// request's size, whatever it holds. And a request of more than MaxBytes as
+// sent is marked too large, its fields decoded (for the refusal's log line
+// and metrics). Answers are marshalled by grpc's own codec.
 type Codec struct {
 	// MaxBytes bounds a request's bytes as sent; 0 bounds none. The
 	// server's codec is its Guard's (Guard.Codec), with MaxRequestBytes.
@@ -54,35 +42,9 @@ var unmarshal = proto.UnmarshalOptions{RecursionLimit: MaxRecursion}
 // Name implements encoding.CodecV2: it replaces the default "proto" codec.
 func (Codec) Name() string { return "proto" }
 
-// generated is a message with generated marshalling code.
-type generated interface {
-	SizeVT() int
-	MarshalToSizedBufferVT([]byte) (int, error)
-}
-
-// Marshal implements encoding.CodecV2. Like grpc's own codec, it marshals
-// into a buffer of the shared pool when the message is large enough for
-// pooling to pay.
+// Marshal implements encoding.CodecV2: grpc's own.
 func (Codec) Marshal(v any) (mem.BufferSlice, error) {
-	m, ok := v.(generated)
-	if !ok {
-		return encoding.GetCodecV2("proto").Marshal(v)
-	}
-	size := m.SizeVT()
-	if mem.IsBelowBufferPoolingThreshold(size) {
-		buf := make([]byte, size)
-		if _, err := m.MarshalToSizedBufferVT(buf); err != nil {
-			return nil, err
-		}
-		return mem.BufferSlice{mem.SliceBuffer(buf)}, nil
-	}
-	pool := mem.DefaultBufferPool()
-	buf := pool.Get(size)
-	if _, err := m.MarshalToSizedBufferVT(*buf); err != nil {
-		pool.Put(buf)
-		return nil, err
-	}
-	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
+	return encoding.GetCodecV2("proto").Marshal(v)
 }
 
 // Unmarshal implements encoding.CodecV2.

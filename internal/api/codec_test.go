@@ -12,175 +12,16 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 )
 
-// slotdMessages is every message type of slotd's API.
-func slotdMessages(t testing.TB) []protoreflect.MessageType {
-	var out []protoreflect.MessageType
-	var walk func(protoreflect.MessageDescriptors)
-	walk = func(ms protoreflect.MessageDescriptors) {
-		for i := range ms.Len() {
-			md := ms.Get(i)
-			if md.IsMapEntry() {
-				continue
-			}
-			mt, err := protoregistry.GlobalTypes.FindMessageByName(md.FullName())
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, mt)
-			walk(md.Messages())
-		}
-	}
-	walk(slotdv1.File_slotd_v1_slotd_proto.Messages())
-	if len(out) < 20 {
-		t.Fatalf("found %d messages in slotd's API", len(out))
-	}
-	return out
-}
-
-// TestCodecMarshalsEveryMessageWithGeneratedCode: a message of slotd's
-// API that lacks generated marshalling (a proto change without `make
-// proto`) would fall back to reflection without anyone noticing.
-func TestCodecMarshalsEveryMessageWithGeneratedCode(t *testing.T) {
-	t.Parallel()
-	for _, mt := range slotdMessages(t) {
-		if _, ok := mt.New().Interface().(generated); !ok {
-			t.Errorf("%s has no generated marshalling", mt.Descriptor().FullName())
-		}
-	}
-}
-
-// TestCodecMarshalsAsProtobufGo holds the generated marshalling to
-// protobuf-go's: random messages of every type of slotd's API, every field
-// set or not at random (nested Structs, lists, maps, oneofs, timestamps,
-// unknown fields of slotd's messages, strings of every kind of rune; the
-// generated code for well-known types drops their unknown fields, which
-// slotd's answers never have), small enough to skip the
-// buffer pool and large enough to use it, marshal by the codec to bytes
-// that protobuf-go decodes to an equal message, of the size protobuf-go
-// computes.
-func TestCodecMarshalsAsProtobufGo(t *testing.T) {
-	t.Parallel()
-	rnd := rand.New(rand.NewPCG(7, 16))
-	types := slotdMessages(t)
-	pooled := 0
-	for i := range 4000 {
-		mt := types[i%len(types)]
-		m := mt.New()
-		fill(rnd, m, 0, i%50 == 0)
-		if i%7 == 0 {
-			m.SetUnknown(protoreflect.RawFields{0xf8, 0xff, 0xff, 0xff, 0x0f, 0x01}) // field 536870911, varint 1
-		}
-		want := m.Interface()
-		bs, err := (Codec{}).Marshal(want)
-		if err != nil {
-			t.Fatalf("%s: %v", mt.Descriptor().FullName(), err)
-		}
-		b := bs.Materialize()
-		if len(bs) == 1 {
-			if _, ok := bs[0].(mem.SliceBuffer); !ok {
-				pooled++
-			}
-		}
-		bs.Free()
-		if n := proto.Size(want); len(b) != n {
-			t.Fatalf("%s: %d bytes, protobuf-go's size is %d", mt.Descriptor().FullName(), len(b), n)
-		}
-		got := mt.New().Interface()
-		if err := (proto.UnmarshalOptions{DiscardUnknown: false}).Unmarshal(b, got); err != nil {
-			t.Fatalf("%s: protobuf-go cannot decode the codec's bytes: %v", mt.Descriptor().FullName(), err)
-		}
-		if !proto.Equal(got, want) {
-			t.Fatalf("%s: decoded\n%v\nmarshalled\n%v", mt.Descriptor().FullName(), got, want)
-		}
-	}
-	if pooled == 0 {
-		t.Fatal("no message was large enough for the buffer pool")
-	}
-}
-
-// fill sets each field of m at random; large makes strings long enough
-// that the message needs a pooled buffer.
-func fill(rnd *rand.Rand, m protoreflect.Message, depth int, large bool) {
-	fields := m.Descriptor().Fields()
-	for i := range fields.Len() {
-		fd := fields.Get(i)
-		if depth > 4 || rnd.IntN(3) == 0 {
-			continue
-		}
-		if od := fd.ContainingOneof(); od != nil && m.WhichOneof(od) != nil {
-			continue
-		}
-		switch {
-		case fd.IsMap():
-			mp := m.Mutable(fd).Map()
-			for range rnd.IntN(4) {
-				k := protoreflect.MapKey(scalar(rnd, fd.MapKey(), large))
-				if fd.MapValue().Kind() == protoreflect.MessageKind {
-					v := mp.NewValue()
-					fill(rnd, v.Message(), depth+1, large)
-					mp.Set(k, v)
-				} else {
-					mp.Set(k, scalar(rnd, fd.MapValue(), large))
-				}
-			}
-		case fd.IsList():
-			l := m.Mutable(fd).List()
-			for range rnd.IntN(4) {
-				if fd.Kind() == protoreflect.MessageKind {
-					v := l.NewElement()
-					fill(rnd, v.Message(), depth+1, large)
-					l.Append(v)
-				} else {
-					l.Append(scalar(rnd, fd, large))
-				}
-			}
-		case fd.Kind() == protoreflect.MessageKind:
-			fill(rnd, m.Mutable(fd).Message(), depth+1, large)
-		default:
-			m.Set(fd, scalar(rnd, fd, large))
-		}
-	}
-	if depth == 0 && m.Descriptor().FullName() == "slotd.v1.TurnResponse" {
-		// The Struct the caller's arguments come back in, as turns make it.
-		s, _ := structpb.NewStruct(map[string]any{"card": "4417", "amount": 1200.5, "nested": map[string]any{"list": []any{"a", 1.0, true, nil}}})
-		m.Set(m.Descriptor().Fields().ByName("arguments"), protoreflect.ValueOfMessage(s.ProtoReflect()))
-	}
-}
-
+// runes are what text draws from: every kind a string of slotd's API may
+// hold, NUL and a card's digits included.
 var runes = []string{"a", "Я", "ї", "€", "\u200b", "\U0001F600", "\x00", " ", "4417"}
 
-func scalar(rnd *rand.Rand, fd protoreflect.FieldDescriptor, large bool) protoreflect.Value {
-	switch fd.Kind() {
-	case protoreflect.BoolKind:
-		return protoreflect.ValueOfBool(rnd.IntN(2) == 0)
-	case protoreflect.EnumKind:
-		vals := fd.Enum().Values()
-		return protoreflect.ValueOfEnum(vals.Get(rnd.IntN(vals.Len())).Number())
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
-		return protoreflect.ValueOfInt32([]int32{0, 1, -1, math.MaxInt32, math.MinInt32, rnd.Int32()}[rnd.IntN(6)])
-	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		return protoreflect.ValueOfInt64([]int64{0, 1, -1, math.MaxInt64, math.MinInt64, rnd.Int64()}[rnd.IntN(6)])
-	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		return protoreflect.ValueOfUint32(rnd.Uint32())
-	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		return protoreflect.ValueOfUint64(rnd.Uint64())
-	case protoreflect.DoubleKind:
-		return protoreflect.ValueOfFloat64([]float64{0, -0.5, 1200.50, math.MaxFloat64, math.SmallestNonzeroFloat64, rnd.NormFloat64()}[rnd.IntN(6)])
-	case protoreflect.FloatKind:
-		return protoreflect.ValueOfFloat32(float32(rnd.NormFloat64()))
-	case protoreflect.BytesKind:
-		return protoreflect.ValueOfBytes([]byte(text(rnd, large)))
-	default:
-		return protoreflect.ValueOfString(text(rnd, large))
-	}
-}
-
+// text is a random string of runes; large makes it long.
 func text(rnd *rand.Rand, large bool) string {
 	n := rnd.IntN(6)
 	if large {
@@ -191,46 +32,6 @@ func text(rnd *rand.Rand, large bool) string {
 		b.WriteString(runes[rnd.IntN(len(runes))])
 	}
 	return b.String()
-}
-
-// BenchmarkCodecMarshalTurnResponse: a turn's answer as the dispute's
-// third turn makes it, marshalled by the codec's generated code and by
-// protobuf-go's.
-func BenchmarkCodecMarshalTurnResponse(b *testing.B) {
-	resp := typicalResponse(b)
-	b.Run("codec", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			bs, err := (Codec{}).Marshal(resp)
-			if err != nil {
-				b.Fatal(err)
-			}
-			bs.Free()
-		}
-	})
-	b.Run("protobuf-go", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := proto.Marshal(resp); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
-func typicalResponse(tb testing.TB) *slotdv1.TurnResponse {
-	slots, err := structpb.NewStruct(map[string]any{"card_last4": "4417", "transaction_date": "2026-08-22", "amount": 1200.5, "currency": "UAH", "reason": "duplicate"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return &slotdv1.TurnResponse{
-		Session: &slotdv1.Session{Id: "0193a3f4-6d2c-7b1e-9c1a-2f5e8d7c6b5a", ConversationId: "conv-7781", Tool: "bank.open_dispute",
-			Status: slotdv1.SessionStatus_SESSION_STATUS_ACTIVE, Version: 3, Slots: slots, Missing: []string{"original_transaction"},
-			Locale: "uk", TimeZone: "Europe/Kyiv", Attempts: map[string]int32{"amount": 1}},
-		Action: slotdv1.Action_ACTION_ASK, IdempotencyKey: "k1:3f9a", TurnId: "call_8812",
-		Question:     &slotdv1.Question{Slot: "original_transaction", Text: "Яку саме операцію ви оскаржуєте?"},
-		OpenSessions: []*slotdv1.OpenSession{{Tool: "bank.open_dispute", SessionId: "0193a3f4-6d2c-7b1e-9c1a-2f5e8d7c6b5a", Missing: []string{"original_transaction"}}},
-	}
 }
 
 // recordingPool is a buffer pool that keeps what is given back to it.

@@ -479,7 +479,7 @@ func TestStreamPlaceIsGivenBackWhenTheHandlerReturns(t *testing.T) {
 
 // A request is bounded by its bytes as sent, everything it carries
 // counted: unknown fields hidden inside its arguments' Struct or Values
-// too (generated sizes of well-known types leave them out). The server's
+// too. The server's
 // codec marks it, its fields still decoded for the refusal's report, and
 // Limit refuses it; a request of exactly the limit passes.
 func TestLimitCountsUnknownFieldsInsideStructs(t *testing.T) {

@@ -197,13 +197,13 @@ const slotdPackage = "slotd.v1"
 // screen gives a request made in the process the marks Codec gives one as
 // it decodes it from the wire, for Limit to refuse. One of slotd's own
 // messages whose strings are all UTF-8 and whose values do not nest deeply
-// enough to pass MaxRecursion is only sized, by its generated code: it is
+// enough to pass MaxRecursion is only sized (proto.Size): it is
 // the bytes a gRPC client would send. Any other goes through Codec itself,
 // from its wire bytes.
 func (g *Guard) screen(req proto.Message) {
 	ours := req.ProtoReflect().Descriptor().ParentFile().Package() == slotdPackage
 	if ours && allUTF8(req) && !mayNestDeep(req) {
-		if n := sizeOf(req); g.limits.MaxRequestBytes > 0 && n > g.limits.MaxRequestBytes {
+		if n := proto.Size(req); g.limits.MaxRequestBytes > 0 && n > g.limits.MaxRequestBytes {
 			mark(req, "request", fmt.Sprintf("%d bytes; at most %d", n, g.limits.MaxRequestBytes))
 		}
 		return
@@ -223,15 +223,6 @@ func (g *Guard) screen(req proto.Message) {
 	}
 	proto.Reset(req)
 	_ = g.Codec().Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, req)
-}
-
-// sizeOf is the bytes req takes on the wire, by its generated code when
-// it has some.
-func sizeOf(req proto.Message) int {
-	if m, ok := req.(generated); ok {
-		return m.SizeVT()
-	}
-	return proto.Size(req)
 }
 
 // allUTF8 reports whether every string of req is UTF-8, as Codec wants
