@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -53,17 +54,35 @@ func (e *Engine) Turn(ctx context.Context, req TurnRequest) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	applied, err := e.store.Turn(ctx, Key{Tenant: req.Tenant, ConversationID: req.ConversationID}, req.TurnID,
-		func(cv Conversation) (*Commit, error) {
-			up, err := e.upgradeOf(ctx, c, cv.Open)
-			if err != nil {
-				return nil, err
-			}
-			_, commit, err := plan(planInput{contract: c, contracts: e.contracts, config: e.defaults, req: req,
-				open: cv.Open, left: cv.Left, zones: e.zonesOf(req, cv.Open), newID: newID, upgrade: up})
-			tracePlan(ctx, commit, err)
-			return commit, err
-		})
+	// A session on a version this replica has not loaded makes the unit of
+	// work end early (versionNeed); the version is read outside it and the
+	// turn runs again. A session moved to yet another version in between
+	// needs another read: a few rounds at most, as versions change rarely.
+	var got *fetched
+	var applied Applied
+	for round := 0; ; round++ {
+		applied, err = e.store.Turn(ctx, Key{Tenant: req.Tenant, ConversationID: req.ConversationID}, req.TurnID,
+			func(cv Conversation) (*Commit, error) {
+				up, err := e.upgradeOf(c, cv.Open, got)
+				if err != nil {
+					return nil, err
+				}
+				_, commit, err := plan(planInput{contract: c, contracts: e.contracts, config: e.defaults, req: req,
+					open: cv.Open, left: cv.Left, zones: e.zonesOf(req, cv.Open), newID: newID, upgrade: up})
+				tracePlan(ctx, commit, err)
+				return commit, err
+			})
+		var need *versionNeed
+		if !errors.As(err, &need) {
+			break
+		}
+		if round == 3 {
+			return nil, fmt.Errorf("%w: %v", ErrBusy, err)
+		}
+		if got, err = e.fetchVersion(ctx, need); err != nil {
+			return nil, err
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

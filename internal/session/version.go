@@ -102,11 +102,7 @@ func (v *Versions) Register(ctx context.Context, replica string, now time.Time) 
 // ErrNotFound when the store holds no such version (never loaded, or
 // purged).
 func (v *Versions) Get(ctx context.Context, tool, version string) (*contract.Contract, time.Time, error) {
-	k := tool + " " + version
-	v.mu.RLock()
-	kv, ok := v.known[k]
-	v.mu.RUnlock()
-	if ok {
+	if kv, ok := v.cached(tool, version); ok {
 		return kv.c, kv.firstSeen, nil
 	}
 	cv, err := v.store.ContractVersion(ctx, tool, version)
@@ -121,9 +117,18 @@ func (v *Versions) Get(ctx context.Context, tool, version string) (*contract.Con
 		return nil, time.Time{}, fmt.Errorf("session: stored contract %s version %s holds %s version %s", tool, version, c.Name, c.Version)
 	}
 	v.mu.Lock()
-	v.known[k] = knownVersion{c: c, firstSeen: cv.FirstSeen}
+	v.known[tool+" "+version] = knownVersion{c: c, firstSeen: cv.FirstSeen}
 	v.mu.Unlock()
 	return c, cv.FirstSeen, nil
+}
+
+// cached is tool's version as this replica knows it already, without the
+// store.
+func (v *Versions) cached(tool, version string) (knownVersion, bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	kv, ok := v.known[tool+" "+version]
+	return kv, ok
 }
 
 // firstSeen is when the catalog's version of c was first seen; zero when
@@ -149,9 +154,45 @@ type upgrade struct {
 	gone     bool
 }
 
-// upgradeOf reads, outside the plan, what the turn's tool's open session
-// needs of its version: nothing when it is the catalog's.
-func (e *Engine) upgradeOf(ctx context.Context, c *contract.Contract, open []*Session) (*upgrade, error) {
+// versionNeed is what upgradeOf returns, from inside the store's unit of
+// work, when the open session's version is not known to this replica yet:
+// the turn reads it from the store outside that unit of work and runs
+// again. Read inside it, with the unit's connection held, a burst of turns
+// as large as the pool would each wait for a connection none of them gives
+// back (a rolling deploy's first turns on a new replica).
+type versionNeed struct{ tool, version string }
+
+func (n *versionNeed) Error() string {
+	return fmt.Sprintf("session: contract %s version %s is not loaded yet", n.tool, n.version)
+}
+
+// fetched is a version read from the store for a turn that needed it:
+// its contract and first sighting, or gone when the store no longer holds
+// it.
+type fetched struct {
+	tool, version string
+	contract      *contract.Contract
+	seen          time.Time
+	gone          bool
+}
+
+// fetchVersion reads the version a turn needs, outside its unit of work.
+func (e *Engine) fetchVersion(ctx context.Context, n *versionNeed) (*fetched, error) {
+	c, seen, err := e.versions.Get(ctx, n.tool, n.version)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return &fetched{tool: n.tool, version: n.version, gone: true}, nil
+	case err != nil:
+		return nil, err
+	}
+	return &fetched{tool: n.tool, version: n.version, contract: c, seen: seen}, nil
+}
+
+// upgradeOf works out, outside the plan and without the store, what the
+// turn's tool's open session needs of its version: nothing when it is
+// the catalog's. A version this replica has not loaded is taken from got,
+// what the turn read before; a *versionNeed when it has not read it.
+func (e *Engine) upgradeOf(c *contract.Contract, open []*Session, got *fetched) (*upgrade, error) {
 	if e.versions == nil {
 		return nil, nil
 	}
@@ -164,12 +205,17 @@ func (e *Engine) upgradeOf(ctx context.Context, c *contract.Contract, open []*Se
 	if s == nil || s.ContractVersion == "" || s.ContractVersion == c.Version {
 		return nil, nil
 	}
-	old, seen, err := e.versions.Get(ctx, c.Name, s.ContractVersion)
-	if errors.Is(err, ErrNotFound) {
-		return &upgrade{version: s.ContractVersion, gone: true}, nil
-	}
-	if err != nil {
-		return nil, err
+	var old *contract.Contract
+	var seen time.Time
+	if kv, ok := e.versions.cached(c.Name, s.ContractVersion); ok {
+		old, seen = kv.c, kv.firstSeen
+	} else if got != nil && got.tool == c.Name && got.version == s.ContractVersion {
+		if got.gone {
+			return &upgrade{version: s.ContractVersion, gone: true}, nil
+		}
+		old, seen = got.contract, got.seen
+	} else {
+		return nil, &versionNeed{tool: c.Name, version: s.ContractVersion}
 	}
 	u := &upgrade{version: s.ContractVersion, contract: old}
 	// Only a newer version takes a session over: a replica still on the

@@ -3,9 +3,12 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/slotd/slotd/internal/clarify"
 	"github.com/slotd/slotd/internal/session"
@@ -107,6 +110,72 @@ func TestContractVersionsAcrossReplicas(t *testing.T) {
 			c.UseVersions(session.NewVersions(pgstore.New(pool), cat1))
 			if _, err := c.Turn(ctx, req("4", map[string]any{"amount": "11"})); err == nil || !strings.Contains(err.Error(), "version is gone") {
 				t.Errorf("a purged version: %v", err)
+			}
+		})
+	}
+}
+
+// A replica's first turns on sessions of a version it has not loaded read
+// that version from the store outside their unit of work: read inside it,
+// each turn would hold a connection while it waits for another, and a
+// burst as large as the pool (here a pool of one) would wait until its
+// deadline. Pinned and migrating sessions alike, several at once.
+func TestUnloadedVersionIsReadOutsideTheTurn(t *testing.T) {
+	t.Parallel()
+	for _, upgrade := range []string{"pin", "migrate"} {
+		t.Run(upgrade, func(t *testing.T) {
+			t.Parallel()
+			pool, url := dbtest.NewPool(t)
+			cfg, err := pgxpool.ParseConfig(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.MaxConns = 1
+			one, err := pgxpool.NewWithConfig(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(one.Close)
+			cat1, cat2 := sessiontest.Catalog(t), sessiontest.DisputeV2(t, upgrade)
+			stA, stB := pgstore.New(pool), pgstore.New(one)
+			a, b := sessiontest.NewEngine(stA, cat1), sessiontest.NewEngine(stB, cat2)
+			va, vb := session.NewVersions(stA, cat1), session.NewVersions(stB, cat2)
+			if _, err := va.Register(t.Context(), "replica-a", sessiontest.Now.Add(-time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := vb.Register(t.Context(), "replica-b", sessiontest.Now); err != nil {
+				t.Fatal(err)
+			}
+			a.UseVersions(va)
+			b.UseVersions(vb)
+			ver1, ver2 := cat1.Get("bank.open_dispute").Version, cat2.Get("bank.open_dispute").Version
+			want := map[string]string{"pin": ver1, "migrate": ver2}[upgrade]
+			req := func(conv, id string, args map[string]any) session.TurnRequest {
+				return session.TurnRequest{Tenant: "bank", ConversationID: conv, Tool: "bank.open_dispute", TurnID: id,
+					Arguments: args, Now: sessiontest.Now, Locale: "en"}
+			}
+			const n = 4
+			for i := range n {
+				if _, err := a.Turn(t.Context(), req(fmt.Sprintf("c%d", i), "1", map[string]any{"card_last4": "4417"})); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			errs := make(chan error, n)
+			for i := range n {
+				go func() {
+					r, err := b.Turn(ctx, req(fmt.Sprintf("c%d", i), "2", map[string]any{"amount": "1 200,50"}))
+					if err == nil && r.Session.ContractVersion != want {
+						err = fmt.Errorf("c%d goes on on version %s, want %s", i, r.Session.ContractVersion, want)
+					}
+					errs <- err
+				}()
+			}
+			for range n {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
 			}
 		})
 	}
