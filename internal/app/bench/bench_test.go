@@ -254,7 +254,8 @@ func TestRoundsAlternate(t *testing.T) {
 		defer mu.Unlock()
 		log = append(log, stretch{what: "checkpoint"})
 	}
-	cfg := Config{Conversations: 4, Turns: 100, Rounds: 3, Warmup: 10 * time.Millisecond}
+	// A warmup long enough that its workers start within it on a busy machine.
+	cfg := Config{Conversations: 4, Turns: 100, Rounds: 3, Warmup: 250 * time.Millisecond}
 	slotd, direct := side("slotd"), side("direct")
 	rounds := measure(context.Background(), cfg, ds, slotd, direct, checkpoint, io.Discard)
 
