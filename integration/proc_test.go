@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -125,8 +126,50 @@ func startBinaryEnv(t *testing.T, bin string, env []string, flags ...string) *pr
 }
 
 // launch starts one slotd process, env added to its environment, and
-// returns it with its log's path.
+// returns it with its log's path once it holds its three ports (or has
+// ended). The ports are free when picked but may be taken by another
+// test's process before slotd binds them; such a start is made again on
+// other ports, at most three times.
 func launch(t *testing.T, prlimit, bin string, env, flags []string) (*process, string) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		p, log := launchOnce(t, prlimit, bin, env, flags)
+		if p.bound() {
+			return p, log
+		}
+		if b, _ := os.ReadFile(log); attempt == 3 || !strings.Contains(string(b), "address already in use") {
+			return p, log
+		}
+	}
+}
+
+// bound waits until the process accepts connections on its three
+// addresses, for at most 20 s; false when it ended first.
+func (p *process) bound() bool {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if !p.alive() {
+			return false
+		}
+		all := true
+		for _, a := range []string{p.addr, p.httpAddr, p.metricsAddr} {
+			c, err := net.DialTimeout("tcp", a, 200*time.Millisecond)
+			if err != nil {
+				all = false
+				break
+			}
+			c.Close()
+		}
+		if all {
+			// A port another process took answers too: slotd, failing to
+			// bind it, ends at once.
+			time.Sleep(50 * time.Millisecond)
+			return p.alive()
+		}
+	}
+	return p.alive()
+}
+
+func launchOnce(t *testing.T, prlimit, bin string, env, flags []string) (*process, string) {
 	t.Helper()
 	p := &process{addr: servertest.FreeAddr(t), httpAddr: servertest.FreeAddr(t), metricsAddr: servertest.FreeAddr(t), done: make(chan struct{})}
 	args := append([]string{"--as=" + strconv.Itoa(addressSpace), "--", bin, "serve", "--store", "memory",
