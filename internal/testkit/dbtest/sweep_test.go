@@ -1,6 +1,7 @@
 package dbtest
 
 import (
+	"context"
 	"slices"
 	"testing"
 )
@@ -12,7 +13,6 @@ func TestSweepDropsWhatARunLeft(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	admin := connectAdmin(ctx, t)
-	defer admin.Close(ctx)
 	prefix := "slotd_sweep_" + randomHex() + "_"
 	leaked, tmpl, half := prefix+"leaked", prefix+"template_abc", prefix+"template_half"
 	other := prefix[:len(prefix)-1] + "x_other" // the prefix without its final _
@@ -21,10 +21,16 @@ func TestSweepDropsWhatARunLeft(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The test's context has ended when cleanups run, and the connection
+	// must outlive the test's body: both are the cleanup's own.
 	t.Cleanup(func() {
+		ctx := context.Background()
+		defer admin.Close(ctx)
 		for _, n := range []string{leaked, tmpl, half, other} {
 			_, _ = admin.Exec(ctx, "ALTER DATABASE "+ident(n)+" WITH IS_TEMPLATE false")
-			_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident(n)+" WITH (FORCE)")
+			if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident(n)+" WITH (FORCE)"); err != nil {
+				t.Errorf("drop %s: %v", n, err)
+			}
 		}
 	})
 	if _, err := admin.Exec(ctx, "ALTER DATABASE "+ident(tmpl)+" WITH ALLOW_CONNECTIONS false IS_TEMPLATE true"); err != nil {
