@@ -3,8 +3,8 @@ package integration
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,7 +19,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/slotd/slotd/internal/app/serving"
-	"github.com/slotd/slotd/internal/testkit/servertest"
 )
 
 // Attacks (floods, deep nesting) are played against slotd in a process of
@@ -89,11 +88,9 @@ type process struct {
 // to grow before an allocation fails and it dies.
 const addressSpace = 1536 << 20
 
-// startProcess runs slotd serve on free loopback ports with the memory
-// store and the given extra flags, its address space capped, and waits
-// until it serves. A free port is only free until somebody takes it (the
-// tests around dial out from ephemeral ports too): when slotd finds one of
-// its ports taken, it is started again on others.
+// startProcess runs slotd serve on loopback ports of its own choosing
+// with the memory store and the given extra flags, its address space
+// capped, and waits until it serves.
 func startProcess(t *testing.T, flags ...string) *process {
 	t.Helper()
 	return startBinaryEnv(t, buildSlotd(t), []string{"GOMEMLIMIT=512MiB"}, flags...)
@@ -112,68 +109,24 @@ func startBinaryEnv(t *testing.T, bin string, env []string, flags ...string) *pr
 	if err != nil {
 		t.Fatal("this test caps the memory of the slotd it attacks with prlimit (util-linux), which is not on PATH")
 	}
-	for attempt := 1; ; attempt++ {
-		p, log := launch(t, prlimit, bin, env, flags)
-		err := p.serving(t)
-		if err == nil {
-			return p
-		}
-		if b, _ := os.ReadFile(log); attempt < 3 && strings.Contains(string(b), "address already in use") {
-			continue
-		}
+	p, _ := launch(t, prlimit, bin, env, flags)
+	if err := p.serving(t); err != nil {
 		t.Fatal(err)
 	}
+	return p
 }
 
-// launch starts one slotd process, env added to its environment, and
-// returns it with its log's path once it holds its three ports (or has
-// ended). The ports are free when picked but may be taken by another
-// test's process before slotd binds them; such a start is made again on
-// other ports, at most three times.
+// launch starts one slotd process, env added to its environment, with
+// every listener on port 0, and returns it with its log's path once its
+// log names the addresses it bound (or it has ended: then they are
+// empty). A port picked free beforehand could be taken by another test's
+// process before slotd binds it; one slotd binds itself is its own.
 func launch(t *testing.T, prlimit, bin string, env, flags []string) (*process, string) {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
-		p, log := launchOnce(t, prlimit, bin, env, flags)
-		if p.bound() {
-			return p, log
-		}
-		if b, _ := os.ReadFile(log); attempt == 3 || !strings.Contains(string(b), "address already in use") {
-			return p, log
-		}
-	}
-}
-
-// bound waits until the process accepts connections on its three
-// addresses, for at most 20 s; false when it ended first.
-func (p *process) bound() bool {
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if !p.alive() {
-			return false
-		}
-		all := true
-		for _, a := range []string{p.addr, p.httpAddr, p.metricsAddr} {
-			c, err := net.DialTimeout("tcp", a, 200*time.Millisecond)
-			if err != nil {
-				all = false
-				break
-			}
-			c.Close()
-		}
-		if all {
-			// A port another process took answers too: slotd, failing to
-			// bind it, ends at once.
-			time.Sleep(50 * time.Millisecond)
-			return p.alive()
-		}
-	}
-	return p.alive()
-}
-
-func launchOnce(t *testing.T, prlimit, bin string, env, flags []string) (*process, string) {
-	t.Helper()
-	p := &process{addr: servertest.FreeAddr(t), httpAddr: servertest.FreeAddr(t), metricsAddr: servertest.FreeAddr(t), done: make(chan struct{})}
+	const port0 = "127.0.0.1:0"
+	p := &process{done: make(chan struct{})}
 	args := append([]string{"--as=" + strconv.Itoa(addressSpace), "--", bin, "serve", "--store", "memory",
-		"--contracts", contractsDir(t), "--listen", p.addr, "--http-listen", p.httpAddr, "--metrics-listen", p.metricsAddr,
+		"--contracts", contractsDir(t), "--listen", port0, "--http-listen", port0, "--metrics-listen", port0,
 		"--client-clock", "trust"}, flags...)
 	p.cmd = exec.Command(prlimit, args...)
 	p.cmd.Env = append(os.Environ(), env...)
@@ -198,7 +151,39 @@ func launchOnce(t *testing.T, prlimit, bin string, env, flags []string) (*proces
 			t.Logf("slotd's log:\n%s", crash(string(b), 4000))
 		}
 	})
+	p.readAddrs(t)
 	return p, logFile.Name()
+}
+
+// readAddrs waits for the lines slotd logs once it listens ("slotd
+// serving" with the gRPC and HTTP addresses, "metrics serving" with the
+// metrics one) and takes the addresses from them; it returns early when
+// the process ends.
+func (p *process) readAddrs(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(p.log)
+		for line := range strings.Lines(string(b)) {
+			var l struct{ Msg, Addr, HTTP string }
+			if json.Unmarshal([]byte(line), &l) != nil {
+				continue
+			}
+			switch l.Msg {
+			case "slotd serving":
+				p.addr, p.httpAddr = l.Addr, l.HTTP
+			case "metrics serving":
+				p.metricsAddr = l.Addr
+			}
+		}
+		switch {
+		case p.addr != "" && p.httpAddr != "" && p.metricsAddr != "":
+			return
+		case !p.alive():
+			return
+		case time.Now().After(deadline):
+			t.Fatalf("slotd logged no addresses within 30s:\n%s", tail(string(b), 2000))
+		}
+	}
 }
 
 // serving waits until the process serves (serving.Await); an error when

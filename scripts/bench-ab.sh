@@ -18,6 +18,7 @@ transports=("$@"); [ ${#transports[@]} -gt 0 ] || transports=(grpc http mcp)
 ROUNDS=${ROUNDS:-4}; DURATION=${DURATION:-4s}
 cd "$(dirname "$0")/.."
 base=${SLOTD_DATABASE_URL%%\?*}; base=${base%/*}
+query=; [[ $SLOTD_DATABASE_URL == *\?* ]] && query="?${SLOTD_DATABASE_URL#*\?}"
 export PGOPTIONS='-c client_min_messages=warning'
 dir=$(mktemp -d); pids=()
 cleanup() {
@@ -27,17 +28,24 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# logged NAME FIELD LOG: FIELD of the log line whose msg is NAME, once logged.
+logged() { jq -r --arg m "$1" "select(.msg == \$m) | .$2" "$3" 2>/dev/null | head -n 1; }
 declare -a grpc http metrics dbs
 for i in 0 1; do
-	db="slotd_ab_$$_$i"; dbs[$i]="$base/$db?sslmode=disable"
+	db="slotd_ab_$$_$i"; dbs[$i]="$base/$db$query"
 	psql -q "$SLOTD_DATABASE_URL" -c "drop database if exists $db" -c "create database $db"
-	grpc[$i]=127.0.0.1:$(port); http[$i]=127.0.0.1:$(port); metrics[$i]=127.0.0.1:$(port)
-	GOGC=400 "${bins[$i]}" serve --store postgres --database-url "${dbs[$i]}" --listen "${grpc[$i]}" \
-		--http-listen "${http[$i]}" --metrics-listen "${metrics[$i]}" --console=false >"$dir/serve$i.log" 2>&1 &
+	# Port 0 everywhere: each slotd binds ports of its own and logs them.
+	GOGC=400 "${bins[$i]}" serve --store postgres --database-url "${dbs[$i]}" --listen 127.0.0.1:0 \
+		--http-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --console=false >"$dir/serve$i.log" 2>&1 &
 	pids+=($!)
-	for _ in $(seq 100); do curl -sf "http://${metrics[$i]}/readyz" >/dev/null && break; sleep 0.2; done
-	curl -sf "http://${metrics[$i]}/readyz" >/dev/null || { echo "build $i did not serve:" >&2; cat "$dir/serve$i.log" >&2; exit 1; }
+	log="$dir/serve$i.log"
+	for _ in $(seq 100); do
+		grpc[$i]=$(logged "slotd serving" addr "$log"); http[$i]=$(logged "slotd serving" http "$log")
+		metrics[$i]=$(logged "metrics serving" addr "$log")
+		[ -n "${metrics[$i]}" ] && [ -n "${grpc[$i]}" ] && curl -sf "http://${metrics[$i]}/readyz" >/dev/null && break
+		sleep 0.2
+	done
+	curl -sf "http://${metrics[$i]}/readyz" >/dev/null || { echo "build $i did not serve:" >&2; cat "$log" >&2; exit 1; }
 done
 printf 'round\tbuild\ttransport\tturns_per_s\tslotd_cpu_us_per_turn\tother_load_pct\n'
 for ((r = 1; r <= ROUNDS; r++)); do
