@@ -29,6 +29,7 @@ import (
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
 
 	slotdv1 "github.com/slotd/slotd/api/proto/slotd/v1"
 	"github.com/slotd/slotd/contract"
@@ -343,13 +344,41 @@ func requests(r *http.Request) ([]*jsonrpc.Request, bool) {
 	}
 	var out []*jsonrpc.Request
 	for _, raw := range raws {
-		if msg, err := jsonrpc.DecodeMessage(raw); err == nil {
-			if req, ok := msg.(*jsonrpc.Request); ok {
-				out = append(out, req)
-			}
+		if req := decodeRequest(raw); req != nil {
+			out = append(out, req)
 		}
 	}
 	return out, batch
+}
+
+// wireMessage is what jsonrpc.DecodeMessage reads of a message to tell a
+// request from a response, less the response's fields.
+type wireMessage struct {
+	Version string          `json:"jsonrpc"`
+	ID      any             `json:"id,omitempty"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+// decodeRequest is raw's request as jsonrpc.DecodeMessage reads it (the
+// same decoder, the SDK's, with its flags and rules), nil when raw is not
+// one. DecodeMessage makes a decoder with a buffer of 32 KiB of its own
+// for each message and for its method; this reads raw where it lies.
+func decodeRequest(raw []byte) *jsonrpc.Request {
+	const flags = segjson.DontMatchCaseInsensitiveStructFields
+	var w wireMessage
+	if _, err := segjson.Parse(raw, &w, flags); err != nil || w.Version != "2.0" || len(w.Method) == 0 {
+		return nil
+	}
+	id, err := jsonrpc.MakeID(w.ID)
+	if err != nil {
+		return nil
+	}
+	var method string
+	if _, err := segjson.Parse(w.Method, &method, flags); err != nil {
+		return nil
+	}
+	return &jsonrpc.Request{Method: method, ID: id, Params: w.Params}
 }
 
 // batchRefused says why a JSON-RPC batch is not served, "" when it is:
