@@ -9,13 +9,14 @@
 # work took (%); the means per build and transport follow.
 #
 # Usage: SLOTD_DATABASE_URL=postgres://... scripts/bench-ab.sh A_BIN B_BIN [grpc http mcp]
-#   ROUNDS (default 4), DURATION (default 4s, each side of each run).
+#   ROUNDS (default 4), DURATION (default 4s, each side of each run), RATE (turns/s
+#   each side is paced at, as `slotd bench --rate`; default 0, as fast as it goes).
 set -euo pipefail
 : "${SLOTD_DATABASE_URL:?set SLOTD_DATABASE_URL to a Postgres server the bench may make databases on}"
 [ $# -ge 2 ] || { echo "usage: $0 A_BIN B_BIN [TRANSPORT...]" >&2; exit 2; }
 bins=("$1" "$2"); shift 2
 transports=("$@"); [ ${#transports[@]} -gt 0 ] || transports=(grpc http mcp)
-ROUNDS=${ROUNDS:-4}; DURATION=${DURATION:-4s}
+ROUNDS=${ROUNDS:-4}; DURATION=${DURATION:-4s}; RATE=${RATE:-0}
 cd "$(dirname "$0")/.."
 base=${SLOTD_DATABASE_URL%%\?*}; base=${base%/*}
 query=; [[ $SLOTD_DATABASE_URL == *\?* ]] && query="?${SLOTD_DATABASE_URL#*\?}"
@@ -52,7 +53,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	if ((r % 2)); then order="0 1"; else order="1 0"; fi
 	for i in $order; do for t in "${transports[@]}"; do
 		"${bins[$i]}" bench -q --json --transport "$t" --addr "${grpc[$i]}" --http-addr "${http[$i]}" \
-			--metrics-url "http://${metrics[$i]}/metrics" --database-url "${dbs[$i]}" --duration "$DURATION" --rounds 2 | tail -n 1 |
+			--metrics-url "http://${metrics[$i]}/metrics" --database-url "${dbs[$i]}" --duration "$DURATION" --rate "$RATE" --rounds 2 | tail -n 1 |
 			jq -r --arg r "$r" --arg b "$([ "$i" = 0 ] && echo A || echo B)" \
 				'[$r, $b, .transport, (.slotd_side.turns_per_s | floor), .slotd_side.cpu_per_turn.slotd_us, (.slotd_side.other_load * 100 | floor)] | @tsv' |
 			tee -a "$dir/runs"
