@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -134,6 +135,48 @@ func TestGatewayTurn(t *testing.T) {
 	r = httpCall(t, http.MethodGet, base+"/v1/contracts", bankKey, "")
 	if !strings.Contains(string(r.body), `"bank.open_dispute"`) {
 		t.Errorf("GET /v1/contracts = %d %s, want bank.open_dispute listed", r.status, r.body)
+	}
+}
+
+// TestGatewayRefusesDataAfterTheBody: a body is one JSON object. A second
+// one after it (two requests glued together by a client's bug, or a
+// smuggling attempt) is refused with a problem before anything is stored,
+// while the whitespace and line ends editors and curl leave after it are
+// not data.
+func TestGatewayRefusesDataAfterTheBody(t *testing.T) {
+	t.Parallel()
+	inst := startServer(t, dbtestURL(t), contractsDir(t), withHTTP, withKeys)
+	base := "http://" + inst.srv.HTTPAddr()
+	turn := func(conv string) string {
+		return `{"conversation_id": "` + conv + `", "tool": "bank.open_dispute", "turn_id": "` + conv + `/1", "arguments": {"reason": "not_received"}}`
+	}
+	for _, body := range []string{
+		turn("glued") + turn("glued-too"),
+		turn("glued") + "\n" + turn("glued-too"),
+		turn("glued") + ` 4111 1111 1111 1111`,
+		turn("glued") + `}`,
+		turn("glued") + "\r\nGET /v1/admin/sessions HTTP/1.1\r\n",
+	} {
+		r := httpCall(t, http.MethodPost, base+"/v1/turn", bankKey, body)
+		p := r.json(t)
+		if r.status != http.StatusBadRequest || p["type"] != "https://slotd.dev/problems/invalid-request" ||
+			!strings.Contains(fmt.Sprint(p["detail"]), "goes on after its JSON object") {
+			t.Errorf("POST /v1/turn with %q = %d %s, want 400 invalid-request saying the body goes on", body, r.status, r.body)
+		}
+		if strings.Contains(string(r.body), "4111") {
+			t.Errorf("the problem repeats the body's card number: %s", r.body)
+		}
+	}
+	for _, conv := range []string{"glued", "glued-too"} {
+		if _, err := inst.client.GetSession(as(bankKey), &slotdv1.GetSessionRequest{ConversationId: conv}); status.Code(err) != codes.NotFound {
+			t.Errorf("GetSession(%s) after the refused bodies = %v, want NotFound: nothing may be stored", conv, err)
+		}
+	}
+	for _, tail := range []string{"\n", "\r\n", " \t\r\n\n"} {
+		conv := fmt.Sprintf("tail-%d", len(tail))
+		if r := httpCall(t, http.MethodPost, base+"/v1/turn", bankKey, turn(conv)+tail); r.status != http.StatusOK {
+			t.Errorf("POST /v1/turn ending in %q = %d %s, want 200", tail, r.status, r.body)
+		}
 	}
 }
 

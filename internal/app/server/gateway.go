@@ -331,8 +331,16 @@ func decodeDetail(msg string) string {
 	if rest, ok := strings.CutPrefix(msg, "proto:"); ok {
 		return "the body does not decode: " + cut(problem.Redact(jsonPosition.ReplaceAllString(strings.TrimSpace(rest), "at line $1, column $2")), 300)
 	}
+	if msg == afterTheBody {
+		return "the body goes on after its JSON object; send one object"
+	}
 	return "the body is not a JSON request of this method"
 }
+
+// afterTheBody is the gateway's error for a body with more than the
+// request's JSON value in it (a second object, stray text), refused before
+// the call is made.
+const afterTheBody = "unexpected data after request body"
 
 // jsonPosition is how the JSON decoder names a place in the body.
 var jsonPosition = regexp.MustCompile(`\(line (\d+):(\d+)\)`)
